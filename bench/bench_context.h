@@ -1,0 +1,35 @@
+// What every part of a benchmark run needs: the options, the communicators and this rank's place.
+#ifndef MPIX_SPARSE_BENCH_BENCH_CONTEXT_H
+#define MPIX_SPARSE_BENCH_BENCH_CONTEXT_H
+
+#include "bench_options.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+
+namespace bench {
+
+struct BenchContext {
+    const BenchOptions &opts;
+    MPI_Comm lib_comm;  // from MPIX_Sparse_comm_create; only library calls use it, so its
+                        // statistics count exactly the calls we time
+    MPI_Comm base_comm; // duplicate of lib_comm for the baselines, barriers and result reductions
+    int rank;
+    int nranks;
+};
+
+// Aborts the job with MPI's message when a call failed: a benchmark of a failing call means nothing.
+inline void check_mpi(int rc, const char *what) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    std::fprintf(stderr, "# ERROR: %s failed: %.*s (code %d)\n", what, len, text, rc);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+} // namespace bench
+
+#endif

@@ -1,0 +1,53 @@
+#include "interleaved_timer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace bench {
+
+InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int warmup, int iterations,
+                                  double time_limit, MPI_Comm comm, const std::function<void()> &before_timed) {
+    const std::size_t n = methods.size();
+    std::vector<double> total(n, 0.0);
+
+    auto iteration = [&](int it, bool timed) {
+        for (std::size_t j = 0; j < n; ++j) {
+            const std::size_t m = (static_cast<std::size_t>(it) + j) % n;
+            MPI_Barrier(comm);
+            const double t0 = MPI_Wtime();
+            methods[m].call();
+            const double t1 = MPI_Wtime();
+            if (timed) total[m] += t1 - t0;
+        }
+    };
+
+    const double warm_start = MPI_Wtime();
+    for (int it = 0; it < warmup; ++it) iteration(it, false);
+    if (warmup > 0 && time_limit > 0) {
+        // All ranks must agree on the count, so the slowest rank's estimate decides.
+        double per_iteration = (MPI_Wtime() - warm_start) / warmup;
+        MPI_Allreduce(MPI_IN_PLACE, &per_iteration, 1, MPI_DOUBLE, MPI_MAX, comm);
+        if (per_iteration * iterations > time_limit)
+            iterations = std::max(1, static_cast<int>(std::floor(time_limit / per_iteration)));
+    }
+
+    before_timed();
+    for (int it = 0; it < iterations; ++it) iteration(it, true);
+
+    InterleavedResult result;
+    result.iterations = iterations;
+    int nranks = 1;
+    MPI_Comm_size(comm, &nranks);
+    for (std::size_t m = 0; m < n; ++m) {
+        const double mean_us = total[m] * 1e6 / iterations;
+        LatencySummary s;
+        MPI_Reduce(&mean_us, &s.avg_us, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+        MPI_Reduce(&mean_us, &s.min_us, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
+        MPI_Reduce(&mean_us, &s.max_us, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+        s.avg_us /= nranks;
+        result.latency.push_back(s);
+    }
+    return result;
+}
+
+} // namespace bench

@@ -1,0 +1,60 @@
+#include "library_stats.h"
+
+#include "bench_context.h"
+
+#include <mpix_sparse/mpix_sparse.h>
+
+#include <cstdio>
+
+namespace bench {
+
+StatsSummary summarize_stats(MPI_Comm lib_comm, MPI_Comm base_comm, std::int64_t expected_calls) {
+    MPIX_Sparse_stats st{};
+    check_mpi(MPIX_Sparse_stats_get(lib_comm, &st), "MPIX_Sparse_stats_get");
+    int nranks = 1, rank = 0;
+    MPI_Comm_size(base_comm, &nranks);
+    MPI_Comm_rank(base_comm, &rank);
+
+    const auto calls = static_cast<std::int64_t>(st.calls);
+    if (calls != expected_calls) {
+        std::fprintf(stderr, "# STATS MISMATCH on rank %d: MPIX_Sparse_stats.calls = %lld after %lld timed calls\n",
+                     rank, static_cast<long long>(calls), static_cast<long long>(expected_calls));
+        std::fflush(stderr);
+    }
+    const double per_call = calls > 0 ? 1.0 / static_cast<double>(calls) : 0.0;
+    double sums[2] = {static_cast<double>(st.bytes_sent) * per_call, static_cast<double>(st.bytes_received) * per_call};
+    double sent_max = sums[0];
+    std::int64_t fallbacks = static_cast<std::int64_t>(st.dense_fallbacks);
+    std::int64_t calls_min = calls, calls_max = calls;
+    int algo_min = st.last_algorithm, algo_max = st.last_algorithm;
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, base_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &sent_max, 1, MPI_DOUBLE, MPI_MAX, base_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &fallbacks, 1, MPI_INT64_T, MPI_SUM, base_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &calls_min, 1, MPI_INT64_T, MPI_MIN, base_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &calls_max, 1, MPI_INT64_T, MPI_MAX, base_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &algo_min, 1, MPI_INT, MPI_MIN, base_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &algo_max, 1, MPI_INT, MPI_MAX, base_comm);
+
+    StatsSummary s;
+    s.calls_min = calls_min;
+    s.calls_max = calls_max;
+    s.calls_match = calls_min == expected_calls && calls_max == expected_calls;
+    s.sent_per_call_mean = sums[0] / nranks;
+    s.received_per_call_mean = sums[1] / nranks;
+    s.sent_per_call_max = sent_max;
+    s.dense_fallbacks = fallbacks;
+    s.algorithm = algo_min == algo_max ? algo_min : -1;
+    return s;
+}
+
+const char *algorithm_name(int algorithm) {
+    switch (algorithm) {
+    case MPIX_SPARSE_ALGORITHM_DENSE: return "dense";
+    case MPIX_SPARSE_ALGORITHM_AGGREGATOR: return "aggregator";
+    case MPIX_SPARSE_ALGORITHM_ALLGATHER: return "allgather";
+    case -1: return "mixed";
+    }
+    return "unknown";
+}
+
+} // namespace bench

@@ -1,0 +1,144 @@
+/*
+ * mpix_sparse: sparse collectives for MPI programs.
+ *
+ * MPIX_Sparse_allreduce has the contract of MPI_Allreduce on dense buffers, but blocks whose bytes are
+ * all zero never travel: each rank streams only its non-zero blocks to aggregator ranks, which reduce
+ * them and stream the union back (after OmniReduce, SIGCOMM'21). Calls whose type or operation lies
+ * outside the sparse path, or whose data is too small or too dense to profit, are served by
+ * MPI_Allreduce on the same communicator, so every call is correct.
+ *
+ * Conventions follow MPI: every function returns MPI_SUCCESS or an MPI error code whose class was
+ * registered with MPI_Add_error_class (see MPIX_Sparse_error_class) and whose text MPI_Error_string
+ * returns; errors are raised through the communicator's error handler first.
+ *
+ * Thread safety: calls are serialized internally by one process-wide lock; as with MPI collectives,
+ * calls on one communicator must be made in the same order on every rank.
+ */
+#ifndef MPIX_SPARSE_H
+#define MPIX_SPARSE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Symbols of the shared library are hidden unless marked. */
+#if defined(MPIX_SPARSE_BUILDING) && defined(__GNUC__)
+#define MPIX_SPARSE_API __attribute__((visibility("default")))
+#else
+#define MPIX_SPARSE_API
+#endif
+
+#define MPIX_SPARSE_VERSION_MAJOR 0
+#define MPIX_SPARSE_VERSION_MINOR 1
+#define MPIX_SPARSE_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------------------------------
+ * Block-sparse allreduce
+ * ------------------------------------------------------------------------------------------------ */
+
+/* Same contract as MPI_Allreduce on dense buffers (MPI_IN_PLACE allowed); blocks whose bytes are all
+ * zero on a rank are not sent. Collective over comm. 64-bit count. */
+MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/* ------------------------------------------------------------------------------------------------
+ * Configured communicators and aggregator ranks
+ *
+ * MPI_Info keys (the environment variable in parentheses sets the default for communicators that
+ * did not get the key, including those used directly without MPIX_Sparse_comm_create):
+ *   mpix_sparse_block_size        (MPIX_SPARSE_BLOCK_SIZE)        elements per block, 1..1048576; 256
+ *   mpix_sparse_aggregators       (MPIX_SPARSE_AGGREGATORS)       number of aggregator ranks; default
+ *                                                                 all ranks (colocated) or 1 (dedicated)
+ *   mpix_sparse_aggregator_mode   (MPIX_SPARSE_AGGREGATOR_MODE)   colocated | dedicated; colocated
+ *   mpix_sparse_algorithm         (MPIX_SPARSE_ALGORITHM)         auto | aggregator | allgather | dense;
+ *                                                                 auto
+ *   mpix_sparse_placement         (MPIX_SPARSE_PLACEMENT)         spread | packed; spread (one
+ *                                                                 aggregator per node first)
+ *   mpix_sparse_hierarchical      (MPIX_SPARSE_HIERARCHICAL)      auto | on | off; auto (reduce inside
+ *                                                                 each node before crossing nodes)
+ *   mpix_sparse_dense_below       (MPIX_SPARSE_DENSE_BELOW)       bytes below which the dense path is
+ *                                                                 always taken; 65536
+ * A value that does not parse is an error naming the key, never a silent default.
+ * ------------------------------------------------------------------------------------------------ */
+
+/* Carve aggregator ranks out of comm (collective). Colocated mode: every rank gets *newcomm (a new
+ * communicator over all ranks, configured). Dedicated mode: the chosen aggregator ranks hold no data;
+ * they serve inside this call and return only after every worker has called MPIX_Sparse_comm_free on
+ * its *newcomm; they return MPI_SUCCESS with *newcomm = MPI_COMM_NULL. Worker ranks get *newcomm over
+ * the workers only. */
+MPIX_SPARSE_API int MPIX_Sparse_comm_create(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+MPIX_SPARSE_API int MPIX_Sparse_comm_free(MPI_Comm *comm);
+
+/* ------------------------------------------------------------------------------------------------
+ * Statistics
+ * ------------------------------------------------------------------------------------------------ */
+
+/* Counters of this rank on comm, for users, benchmarks and tests. */
+typedef struct MPIX_Sparse_stats {
+    MPI_Count calls;           /* collective calls on this communicator */
+    MPI_Count bytes_sent;      /* payload + header bytes this rank handed to the transport */
+    MPI_Count bytes_received;  /* likewise received */
+    MPI_Count dense_fallbacks; /* calls served by the dense path */
+    int last_algorithm;        /* MPIX_SPARSE_ALGORITHM_* of the last call */
+} MPIX_Sparse_stats;
+#define MPIX_SPARSE_ALGORITHM_DENSE      0
+#define MPIX_SPARSE_ALGORITHM_AGGREGATOR 1
+#define MPIX_SPARSE_ALGORITHM_ALLGATHER  2
+MPIX_SPARSE_API int MPIX_Sparse_stats_get(MPI_Comm comm, MPIX_Sparse_stats *stats);
+MPIX_SPARSE_API int MPIX_Sparse_stats_reset(MPI_Comm comm);
+
+/* ------------------------------------------------------------------------------------------------
+ * Element-sparse allreduce: (index, value) pairs
+ * ------------------------------------------------------------------------------------------------ */
+
+/* Each rank contributes nnz pairs of a vector of length count: indices in [0, count), any order,
+ * duplicates combined with op. recvbuf receives the dense result (count elements) on every rank. */
+MPIX_SPARSE_API int MPIX_Sparse_allreduce_elements(MPI_Count nnz, const int64_t *indices, const void *values,
+                                   void *recvbuf, MPI_Count count,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/* Same input; the result stays sparse: sorted unique indices with their reduced values, owned by the
+ * library until MPIX_Sparse_vector_free. */
+typedef struct MPIX_Sparse_vector_s *MPIX_Sparse_vector;
+MPIX_SPARSE_API int MPIX_Sparse_allreduce_elements_sparse(MPI_Count nnz, const int64_t *indices, const void *values,
+                                          MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                          MPI_Comm comm, MPIX_Sparse_vector *result);
+MPIX_SPARSE_API int MPIX_Sparse_vector_get(MPIX_Sparse_vector v, MPI_Count *nnz, const int64_t **indices,
+                           const void **values);
+MPIX_SPARSE_API int MPIX_Sparse_vector_free(MPIX_Sparse_vector *v);
+
+/* ------------------------------------------------------------------------------------------------
+ * Error classes
+ *
+ * The library registers these classes with MPI_Add_error_class on first use; MPIX_Sparse_error_class
+ * returns the class of one kind (registering them if needed; MPI must be initialized), so that
+ *     MPI_Error_class(code, &cls); if (cls == MPIX_ERR_SPARSE_ARG) ...
+ * works. Each error code carries its own message for MPI_Error_string.
+ * ------------------------------------------------------------------------------------------------ */
+enum MPIX_Sparse_error_kind {
+    MPIX_SPARSE_ERRKIND_ARG = 0,   /* invalid argument: count, buffer, datatype, op, index, pointer */
+    MPIX_SPARSE_ERRKIND_COMM,      /* invalid communicator */
+    MPIX_SPARSE_ERRKIND_INFO,      /* invalid configuration value (MPI_Info key or environment) */
+    MPIX_SPARSE_ERRKIND_REMOTE,    /* another rank failed, or ranks passed inconsistent arguments */
+    MPIX_SPARSE_ERRKIND_TRANSPORT, /* the UCX transport failed */
+    MPIX_SPARSE_ERRKIND_PROTOCOL,  /* a malformed message arrived from a peer */
+    MPIX_SPARSE_ERRKIND_INTERN,    /* an MPI call failed inside the library, or out of memory */
+    MPIX_SPARSE_ERRKIND_COUNT_
+};
+MPIX_SPARSE_API int MPIX_Sparse_error_class(int kind);
+#define MPIX_ERR_SPARSE_ARG       MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG)
+#define MPIX_ERR_SPARSE_COMM      MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_COMM)
+#define MPIX_ERR_SPARSE_INFO      MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INFO)
+#define MPIX_ERR_SPARSE_REMOTE    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_REMOTE)
+#define MPIX_ERR_SPARSE_TRANSPORT MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TRANSPORT)
+#define MPIX_ERR_SPARSE_PROTOCOL  MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_PROTOCOL)
+#define MPIX_ERR_SPARSE_INTERN    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INTERN)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPIX_SPARSE_H */

@@ -1,0 +1,387 @@
+#include "algo/aggregator_role.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "algo/worker_role.h"
+#include "core/memory_ops.h"
+
+namespace mpix::sparse {
+namespace {
+
+// Payloads from the transport must be 8-byte aligned for typed access (see check_payload).
+bool aligned8(const std::byte *p) { return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0; }
+
+constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu; // packed block numbers are uint32
+
+}  // namespace
+
+AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
+                               Transport &transport, StreamResources &resources, OpCounters &counters,
+                               const ContributionSource *own, ResultSink *own_sink, WorkerRole *own_worker)
+    : spec_(spec), lo_(shard_lo), hi_(shard_hi), transport_(transport), res_(resources),
+      counters_(counters), own_(own), own_sink_(own_sink), own_worker_(own_worker),
+      kernels_(kernels_for(spec.type, spec.op)), streams_(static_cast<std::size_t>(spec.workers())),
+      done_(shard_lo), cover_start_(shard_lo) {
+    for (Stream &s : streams_) s.next_begin = lo_;
+    // A window spans a few messages' worth of blocks: large enough that sparse data needs few
+    // windows, small enough that the accumulator stays in cache.
+    window_blocks_ = std::max<std::uint64_t>(spec.max_blocks_per_message(),
+                                             (std::size_t{1} << 20) / spec.layout.block_bytes());
+    res_.counts.resize(static_cast<std::size_t>(window_blocks_));
+    res_.union_.resize(static_cast<std::size_t>(window_blocks_));
+}
+
+AggregatorRole::~AggregatorRole() {
+    // Normally everything completed; after an error, give resources back without waiting for peers.
+    for (Stream &s : streams_)
+        for (auto &p : s.pieces) drop(std::move(p));
+    for (auto &m : in_flight_)
+        if (m->sent.done()) {
+            res_.buffers.release(std::move(m->buffer));
+            res_.outbound.put(std::move(m));
+        }
+    // Messages still in flight keep their memory (leaked deliberately: UCX may still read it).
+    for (auto &m : in_flight_)
+        if (m) (void)m.release();
+}
+
+void AggregatorRole::fail(const std::string &what) {
+    if (error_.empty()) error_ = what;
+}
+
+void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
+    if (!piece) return;
+    if (!piece->fetch.done()) {
+        (void)piece.release(); // a fetch still writes into it; keep it alive
+        return;
+    }
+    if (piece->message.handle != nullptr && !piece->message.rendezvous) transport_.release(piece->message);
+    res_.buffers.release(std::move(piece->buffer));
+    res_.inbound.put(std::move(piece));
+}
+
+void AggregatorRole::on_contribution(InboundMessage &&message) {
+    const WireHeader &h = message.header;
+    const auto worker = static_cast<int>(h.sender);
+    counters_.bytes_received += sizeof(WireHeader) + message.bytes;
+    ++counters_.messages_received;
+    if (worker >= spec_.workers() || worker == spec_.my_worker || h.shard_lo != lo_ || h.shard_hi != hi_) {
+        fail("contribution from an unexpected sender or for another shard");
+        transport_.release(message);
+        return;
+    }
+    Stream &s = streams_[static_cast<std::size_t>(worker)];
+    // Ranges of one worker tile the shard: a new one must not overlap what is kept or consumed.
+    bool overlaps = h.begin < s.next_begin;
+    for (const auto &p : s.pieces)
+        overlaps |= h.begin < p->message.header.end && p->message.header.begin < h.end;
+    if (overlaps) {
+        fail("overlapping contribution ranges");
+        transport_.release(message);
+        return;
+    }
+    auto piece = res_.inbound.get();
+    piece->message = std::move(message);
+    if (piece->message.rendezvous) {
+        piece->buffer = res_.buffers.acquire(piece->message.bytes);
+        transport_.fetch(piece->message, piece->buffer.data(), piece->fetch);
+    } else if (!make_ready(*piece)) {
+        drop(std::move(piece));
+        return;
+    }
+    auto at = std::find_if(s.pieces.begin(), s.pieces.end(), [&](const auto &p) {
+        return p->message.header.begin > piece->message.header.begin;
+    });
+    s.pieces.insert(at, std::move(piece));
+}
+
+// Locates the blocks of a piece whose payload is in memory; false (and an error) if malformed.
+bool AggregatorRole::make_ready(InboundPiece &piece) {
+    const std::byte *payload = piece.message.rendezvous ? piece.buffer.data() : piece.message.data;
+    if (!piece.message.rendezvous && piece.message.bytes > 0 && !aligned8(payload)) {
+        piece.buffer = res_.buffers.acquire(piece.message.bytes);
+        std::memcpy(piece.buffer.data(), payload, piece.message.bytes);
+        payload = piece.buffer.data();
+    }
+    if (const char *bad = check_payload(piece.message.header, spec_.layout, payload, piece.message.bytes,
+                                        &piece.view)) {
+        fail(std::string("malformed contribution: ") + bad);
+        return false;
+    }
+    piece.cursor = MessageCursor(piece.view, spec_.layout);
+    piece.ready = true;
+    return true;
+}
+
+bool AggregatorRole::poll_fetches() {
+    bool progressed = false;
+    for (Stream &s : streams_) {
+        for (auto &p : s.pieces) {
+            if (p->ready || !p->fetch.done()) continue;
+            progressed = true;
+            if (p->fetch.failed) {
+                fail("fetching a contribution failed: " + p->fetch.failure);
+                continue;
+            }
+            make_ready(*p);
+        }
+    }
+    return progressed;
+}
+
+std::uint64_t AggregatorRole::covered(const Stream &s) const {
+    std::uint64_t c = s.next_begin;
+    for (const auto &p : s.pieces) {
+        if (!p->ready || p->message.header.begin != c) break;
+        c = p->message.header.end;
+    }
+    return c;
+}
+
+std::uint64_t AggregatorRole::frontier() const {
+    std::uint64_t f = hi_;
+    for (std::size_t w = 0; w < streams_.size(); ++w)
+        if (static_cast<int>(w) != spec_.my_worker) f = std::min(f, covered(streams_[w]));
+    return f;
+}
+
+std::uint64_t AggregatorRole::next_block(std::uint64_t from, std::uint64_t limit) const {
+    std::uint64_t k = own_ ? own_->next(from, limit) : limit;
+    for (std::size_t w = 0; w < streams_.size(); ++w) {
+        for (const auto &p : streams_[w].pieces) {
+            if (!p->ready || p->message.header.begin >= k) break;
+            const std::uint64_t b = p->cursor.peek();
+            if (b != MessageCursor::kEnd) {
+                k = std::min(k, b);
+                break;
+            }
+        }
+    }
+    return std::min(k, limit);
+}
+
+bool AggregatorRole::advance() {
+    bool progressed = poll_fetches();
+    progressed |= reap_sends();
+    if (!error_.empty()) return progressed;
+    const std::uint64_t limit = frontier();
+    while (done_ < limit) {
+        const std::uint64_t base = next_block(done_, limit);
+        if (base == limit) {
+            done_ = limit;
+            break;
+        }
+        const std::uint64_t end = std::min(limit, base + window_blocks_);
+        reduce_window(base, end);
+        done_ = end;
+        progressed = true;
+    }
+    if (cover_start_ < done_ && done_ == limit) {
+        // The stream stopped at the frontier with blocks no one had: tell the workers how far results
+        // reach, which also returns their credits.
+        send_coverage(done_);
+        progressed = true;
+    }
+    release_consumed();
+    return progressed;
+}
+
+void AggregatorRole::accumulate(const BlockBatch &batch, std::byte *acc, std::uint64_t base) {
+    if (batch.n == 0) return;
+    const std::uint64_t last_block = spec_.layout.num_blocks() - 1;
+    const std::uint32_t elems = spec_.layout.block_elems;
+    const auto shift = static_cast<std::int64_t>(batch.first) - static_cast<std::int64_t>(base);
+    std::size_t n = batch.n;
+    if (batch.last() == last_block && spec_.layout.elems_of(last_block) != elems) {
+        // The vector's final block is partial: reduce it on its own with its real length.
+        --n;
+        kernels_.accumulate(acc, res_.counts.data(), batch.index ? batch.index + n : nullptr,
+                            batch.index ? shift : shift + static_cast<std::int64_t>(n),
+                            batch.data + n * spec_.layout.block_bytes(), 1, spec_.layout.elems_of(last_block));
+    }
+    kernels_.accumulate(acc, res_.counts.data(), batch.index, shift, batch.data, n, elems);
+}
+
+void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
+    const std::uint64_t span = end - base;
+    const std::size_t block_bytes = spec_.layout.block_bytes();
+    std::byte *acc = own_sink_ ? own_sink_->in_place(base, span) : nullptr;
+    const bool in_place = acc != nullptr;
+    if (!in_place) {
+        if (res_.window.size() < span * block_bytes) res_.window.resize(span * block_bytes);
+        acc = res_.window.data();
+    }
+    std::fill_n(res_.counts.begin(), span, 0u);
+    auto visit = [&](const BlockBatch &b) { accumulate(b, acc, base); };
+    // Fixed order: this rank's own blocks first, then the other workers by index. The result is the
+    // same on every rank (one aggregator computes it) and from run to run.
+    if (own_) own_->visit(base, end, visit);
+    for (std::size_t w = 0; w < streams_.size(); ++w) {
+        for (auto &p : streams_[w].pieces) {
+            if (p->message.header.begin >= end) break;
+            p->cursor.take_until(end, visit);
+        }
+    }
+    std::size_t u = 0;
+    const auto workers = static_cast<std::uint32_t>(spec_.workers());
+    for (std::uint64_t i = 0; i < span; ++i) {
+        const std::uint32_t c = res_.counts[i];
+        if (c == 0) continue;
+        res_.union_[u++] = static_cast<std::uint32_t>(i);
+        if (c < workers && kernels_.finish_partial)
+            kernels_.finish_partial(acc + i * block_bytes, spec_.layout.elems_of(base + i));
+    }
+    if (u == 0) return;
+    const std::uint64_t per_message = spec_.max_blocks_per_message();
+    for (std::size_t from = 0; from < u; from += per_message) {
+        const std::size_t to = std::min<std::size_t>(u, from + per_message);
+        const std::uint64_t cover_end = to < u ? base + res_.union_[to] : end;
+        emit_chunk(base, acc, in_place, from, to, cover_end);
+    }
+}
+
+WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end) const {
+    WireHeader h;
+    h.kind = MessageKind::Result;
+    h.elem_type = static_cast<std::uint8_t>(spec_.type);
+    h.reduce_op = static_cast<std::uint8_t>(spec_.op);
+    h.context = spec_.context;
+    h.sender = static_cast<std::uint32_t>(spec_.my_aggregator);
+    h.block_elems = spec_.layout.block_elems;
+    h.num_workers = static_cast<std::uint32_t>(spec_.workers());
+    h.seq = spec_.seq;
+    h.count = spec_.layout.count;
+    h.shard_lo = lo_;
+    h.shard_hi = hi_;
+    h.begin = begin;
+    h.end = end;
+    return h;
+}
+
+// Sends union entries [from, to) of the current window as one message covering
+// [cover_start_, cover_end), packed or as a dense run, whichever is smaller.
+void AggregatorRole::emit_chunk(std::uint64_t base, std::byte *acc, bool in_place, std::size_t from,
+                                std::size_t to, std::uint64_t cover_end) {
+    const BlockLayout &layout = spec_.layout;
+    const std::size_t block_bytes = layout.block_bytes();
+    const std::uint64_t first = base + res_.union_[from];
+    const std::uint64_t last = base + res_.union_[to - 1];
+    const std::size_t n = to - from;
+    const std::uint64_t span = last - first + 1;
+    if (cover_end - cover_start_ > kMaxPackedSpan) send_coverage(first);
+
+    auto message = res_.outbound.get();
+    message->header = result_header(cover_start_, cover_end);
+    const bool gaps = n < span;
+    const std::size_t packed_bytes = (n - 1) * block_bytes + layout.bytes_of(last) + n * sizeof(std::uint32_t);
+    const std::size_t dense_bytes = layout.run_bytes(first, span) + (gaps ? presence_bytes(span) : 0);
+    const std::byte *payload;
+    std::size_t bytes;
+    if (dense_bytes <= packed_bytes) {
+        message->header.flags = static_cast<std::uint8_t>(kDenseRun | (gaps ? kPresence : 0));
+        message->header.first = first;
+        message->header.nblocks = span;
+        const std::byte *run = acc + (first - base) * block_bytes;
+        bytes = dense_bytes;
+        if (!gaps && in_place) {
+            payload = run; // straight from the output buffer, which outlives the operation's sends
+        } else {
+            message->buffer = res_.buffers.acquire(bytes);
+            std::byte *dst = message->buffer.data();
+            const std::size_t run_bytes = layout.run_bytes(first, span);
+            std::memcpy(dst, run, run_bytes);
+            if (gaps) {
+                auto *bits = reinterpret_cast<std::uint32_t *>(dst + run_bytes);
+                std::memset(bits, 0, presence_bytes(span));
+                std::size_t next = from;
+                for (std::uint64_t i = 0; i < span; ++i) {
+                    if (next < to && base + res_.union_[next] == first + i) {
+                        bits[i >> 5] |= std::uint32_t{1} << (i & 31);
+                        ++next;
+                    } else {
+                        // Gap blocks must be zero bytes on the wire: a dense output copies them.
+                        std::memset(dst + i * block_bytes, 0, layout.bytes_of(first + i));
+                    }
+                }
+            }
+            payload = dst;
+        }
+    } else {
+        message->header.nblocks = n;
+        bytes = packed_bytes;
+        message->buffer = res_.buffers.acquire(bytes);
+        std::byte *dst = message->buffer.data();
+        const std::size_t data_bytes = bytes - n * sizeof(std::uint32_t);
+        auto *index = reinterpret_cast<std::uint32_t *>(dst + data_bytes);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t block = base + res_.union_[from + i];
+            std::memcpy(dst + i * block_bytes, acc + (block - base) * block_bytes, layout.bytes_of(block));
+            index[i] = static_cast<std::uint32_t>(block - cover_start_);
+        }
+        payload = dst;
+    }
+    if (own_sink_ && !in_place) {
+        MessageView view;
+        if (check_payload(message->header, layout, payload, bytes, &view) == nullptr) own_sink_->write(view);
+    }
+    const std::uint64_t begin = cover_start_;
+    send_to_workers(std::move(message), payload, bytes);
+    if (own_worker_) own_worker_->local_result(begin, cover_end);
+    cover_start_ = cover_end;
+}
+
+void AggregatorRole::send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
+                                     std::size_t bytes) {
+    for (int w = 0; w < spec_.workers(); ++w) {
+        if (w == spec_.my_worker) continue;
+        transport_.send(spec_.worker_peer[static_cast<std::size_t>(w)], message->header, payload, bytes,
+                        message->sent);
+        counters_.bytes_sent += sizeof(WireHeader) + bytes;
+        ++counters_.messages_sent;
+    }
+    in_flight_.push_back(std::move(message));
+}
+
+void AggregatorRole::send_coverage(std::uint64_t end) {
+    auto message = res_.outbound.get();
+    message->header = result_header(cover_start_, end);
+    const std::uint64_t begin = cover_start_;
+    send_to_workers(std::move(message), nullptr, 0);
+    if (own_worker_) own_worker_->local_result(begin, end);
+    cover_start_ = end;
+}
+
+void AggregatorRole::release_consumed() {
+    for (Stream &s : streams_) {
+        while (!s.pieces.empty() && s.pieces.front()->ready && s.pieces.front()->message.header.end <= done_ &&
+               s.pieces.front()->message.header.begin == s.next_begin) {
+            s.next_begin = s.pieces.front()->message.header.end;
+            drop(std::move(s.pieces.front()));
+            s.pieces.erase(s.pieces.begin());
+        }
+    }
+}
+
+bool AggregatorRole::reap_sends() {
+    bool progressed = false;
+    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+        if (!(*it)->sent.done()) {
+            ++it;
+            continue;
+        }
+        if ((*it)->sent.failed) fail("sending a result failed: " + (*it)->sent.failure);
+        res_.buffers.release(std::move((*it)->buffer));
+        res_.outbound.put(std::move(*it));
+        it = in_flight_.erase(it);
+        progressed = true;
+    }
+    return progressed;
+}
+
+bool AggregatorRole::done() const {
+    if (!error_.empty()) return true;
+    return done_ == hi_ && cover_start_ == hi_ && in_flight_.empty();
+}
+
+}  // namespace mpix::sparse

@@ -1,0 +1,84 @@
+// The aggregator's side of a streamed reduction (OmniReduce's aggregator): it receives every worker's
+// stream of non-zero blocks for its shard, reduces a window as soon as every stream has moved past it
+// (each message says how far its sender's stream reaches), and streams the union back to all workers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algo/contribution_source.h"
+#include "algo/op_counters.h"
+#include "algo/result_sink.h"
+#include "algo/stream_resources.h"
+#include "algo/stream_spec.h"
+#include "core/reduce_kernels.h"
+#include "transport/transport.h"
+
+namespace mpix::sparse {
+
+class WorkerRole;
+
+class AggregatorRole {
+  public:
+    // `own` and `own_sink` are this rank's worker data and output when it is also a worker
+    // (colocated), else null; `own_worker` then learns of results delivered locally.
+    AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
+                   Transport &transport, StreamResources &resources, OpCounters &counters,
+                   const ContributionSource *own, ResultSink *own_sink, WorkerRole *own_worker);
+    ~AggregatorRole();
+    AggregatorRole(const AggregatorRole &) = delete;
+    AggregatorRole &operator=(const AggregatorRole &) = delete;
+
+    // A contribution message whose header was checked against the operation.
+    void on_contribution(InboundMessage &&message);
+    // Reduces and sends what it can without waiting; true when anything happened.
+    bool advance();
+    bool done() const;
+    const std::string &error() const { return error_; }
+
+  private:
+    struct Stream {
+        std::vector<std::unique_ptr<InboundPiece>> pieces; // sorted by header.begin
+        std::uint64_t next_begin = 0;                      // where the first kept piece must begin
+    };
+
+    void fail(const std::string &what);
+    void drop(std::unique_ptr<InboundPiece> piece);
+    bool make_ready(InboundPiece &piece);
+    bool poll_fetches();
+    std::uint64_t covered(const Stream &s) const;
+    std::uint64_t frontier() const;
+    std::uint64_t next_block(std::uint64_t from, std::uint64_t limit) const;
+    void reduce_window(std::uint64_t base, std::uint64_t end);
+    void accumulate(const BlockBatch &batch, std::byte *acc, std::uint64_t base);
+    void emit_window(std::uint64_t base, std::uint64_t end, std::byte *acc, bool in_place);
+    void emit_chunk(std::uint64_t base, std::byte *acc, bool in_place, std::size_t from,
+                    std::size_t to, std::uint64_t cover_end);
+    void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
+                         std::size_t bytes);
+    void send_coverage(std::uint64_t end);
+    void release_consumed();
+    bool reap_sends();
+    WireHeader result_header(std::uint64_t begin, std::uint64_t end) const;
+
+    const StreamSpec &spec_;
+    const std::uint64_t lo_, hi_;
+    Transport &transport_;
+    StreamResources &res_;
+    OpCounters &counters_;
+    const ContributionSource *own_;
+    ResultSink *own_sink_;
+    WorkerRole *own_worker_;
+    const ReduceKernels &kernels_;
+
+    std::vector<Stream> streams_; // by worker index; this rank's own entry stays empty
+    std::uint64_t done_;          // blocks below this are reduced and sent
+    std::uint64_t cover_start_;   // results sent so far cover [lo_, cover_start_)
+    std::uint64_t window_blocks_; // most blocks reduced at once
+    std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
+    std::string error_;
+};
+
+}  // namespace mpix::sparse

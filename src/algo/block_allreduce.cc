@@ -1,0 +1,61 @@
+#include "algo/block_allreduce.h"
+
+#include "algo/contribution_source.h"
+#include "algo/dense_allreduce.h"
+#include "algo/result_sink.h"
+#include "algo/sparse_call.h"
+#include "core/block_scan.h"
+#include "core/comm_state.h"
+#include "core/element_type.h"
+
+namespace mpix::sparse {
+namespace {
+
+void serve_dense(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
+                 MPI_Op op) {
+    if (count > 0) dense_allreduce(state, sendbuf, recvbuf, count, datatype, op);
+    ++state.stats().dense_fallbacks;
+    state.stats().last_algorithm = static_cast<int>(Algorithm::Dense);
+}
+
+}  // namespace
+
+void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
+                     MPI_Datatype datatype, MPI_Op op) {
+    SparseCall call;
+    call.seq = state.begin_call();
+    const auto type = element_type_of(datatype);
+    const auto reduce = reduce_op_of(op);
+    const Config &config = state.config();
+    // Decided from values every rank shares (arguments and configuration), so all ranks agree without
+    // communicating: one rank, types and ops outside the sparse path, small messages, forced dense.
+    const bool sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
+    if (!sparse_capable || state.size() == 1 || config.algorithm == AlgorithmChoice::Dense ||
+        count * element_size(*type) < config.dense_below_bytes) {
+        serve_dense(state, sendbuf, recvbuf, count, datatype, op);
+        return;
+    }
+    call.type = *type;
+    call.op = *reduce;
+    call.layout = BlockLayout{count, config.block_elems, static_cast<std::uint32_t>(element_size(*type))};
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const auto *input = static_cast<const std::byte *>(in_place ? recvbuf : sendbuf);
+    auto *output = static_cast<std::byte *>(recvbuf);
+
+    BlockBitmap &bitmap = state.bitmap();
+    bitmap.reset(call.layout.num_blocks());
+    // One pass: find the non-zero blocks and write the zeros of the output where this rank has none
+    // (in place, those bytes are zero already).
+    call.nonzero = scan_blocks(input, call.layout, bitmap, in_place ? nullptr : output);
+    BitmapSource source(input, call.layout, bitmap);
+
+    const Plan plan = agree_on_plan(state, call, source, false);
+    if (plan.algorithm == Algorithm::Dense) {
+        serve_dense(state, sendbuf, recvbuf, count, datatype, op);
+        return;
+    }
+    DenseResultSink sink(output, call.layout);
+    run_sparse(state, call, plan, source, sink);
+}
+
+}  // namespace mpix::sparse

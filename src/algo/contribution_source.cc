@@ -1,0 +1,156 @@
+#include "algo/contribution_source.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/memory_ops.h"
+#include "transport/wire_format.h"
+
+namespace mpix::sparse {
+namespace {
+
+// Packed bytes = data + one uint32 block number per block; dense bytes = the whole run, zeros
+// included, plus a presence bit per block when the run has gaps. Exact counts decide (the switch
+// SparCML makes); both carry every value exactly.
+void choose_representation(MessagePlan &p, std::size_t run_bytes, std::size_t packed_data_bytes) {
+    const bool gaps = p.n < p.span();
+    const std::size_t dense = run_bytes + (gaps ? presence_bytes(p.span()) : 0);
+    p.dense = dense <= packed_data_bytes + p.n * sizeof(std::uint32_t);
+    p.presence = p.dense && gaps;
+}
+
+// Appends the block numbers (relative to `from`) to a packed payload, or the presence bitmap of a
+// dense run with gaps; `at` is where the block data ended. Returns the payload length.
+std::size_t finish_payload(const MessagePlan &p, std::uint64_t from, const std::uint32_t *index,
+                           std::byte *dst, std::size_t at) {
+    if (!p.dense) {
+        std::memcpy(dst + at, index, p.n * sizeof(std::uint32_t));
+        return at + p.n * sizeof(std::uint32_t);
+    }
+    if (!p.presence) return at;
+    const std::size_t bytes = presence_bytes(p.span());
+    auto *bits = reinterpret_cast<std::uint32_t *>(dst + at);
+    std::memset(bits, 0, bytes);
+    const std::uint64_t shift = p.first - from;
+    for (std::size_t j = 0; j < p.n; ++j) {
+        const std::uint64_t b = index[j] - shift;
+        bits[b >> 5] |= std::uint32_t{1} << (b & 31);
+    }
+    return at + bytes;
+}
+
+}  // namespace
+
+std::size_t max_packed_bytes(std::uint64_t max_blocks, std::size_t block_bytes) {
+    // Packed: data + 4 bytes per block. Dense is only chosen when not larger than packed.
+    return static_cast<std::size_t>(max_blocks) * (block_bytes + sizeof(std::uint32_t));
+}
+
+MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
+                               std::uint32_t *index) const {
+    MessagePlan p;
+    std::uint64_t k = bitmap_.next_set(from, limit);
+    p.first = k;
+    while (k < limit && p.n < max_blocks) {
+        const std::uint64_t cap = std::min<std::uint64_t>(limit, k + (max_blocks - p.n));
+        const std::uint64_t run_end = bitmap_.next_clear(k, cap);
+        for (std::uint64_t j = k; j < run_end; ++j) index[p.n++] = static_cast<std::uint32_t>(j - from);
+        p.last = run_end - 1;
+        k = bitmap_.next_set(run_end, limit);
+    }
+    p.end = k; // the first block with data left out, or limit
+    if (p.n > 0) {
+        const std::size_t packed = (p.n - 1) * layout_.block_bytes() + layout_.bytes_of(p.last);
+        choose_representation(p, layout_.run_bytes(p.first, p.span()), packed);
+    }
+    return p;
+}
+
+std::size_t BitmapSource::pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
+                               std::byte *dst) const {
+    std::size_t bytes;
+    if (plan.dense) {
+        // Zero blocks inside the run are zero bytes in the buffer already.
+        bytes = layout_.run_bytes(plan.first, plan.span());
+        std::memcpy(dst, data_ + layout_.offset_of(plan.first), bytes);
+    } else {
+        gather_blocks(dst, data_, index, plan.n, from, layout_.block_bytes(), layout_.bytes_of(plan.last));
+        bytes = (plan.n - 1) * layout_.block_bytes() + layout_.bytes_of(plan.last);
+    }
+    return finish_payload(plan, from, index, dst, bytes);
+}
+
+void BitmapSource::visit(std::uint64_t from, std::uint64_t limit,
+                         const std::function<void(const BlockBatch &)> &fn) const {
+    std::uint64_t k = bitmap_.next_set(from, limit);
+    while (k < limit) {
+        const std::uint64_t run_end = bitmap_.next_clear(k, limit);
+        fn(BlockBatch{k, nullptr, data_ + layout_.offset_of(k), static_cast<std::size_t>(run_end - k)});
+        k = bitmap_.next_set(run_end, limit);
+    }
+}
+
+std::size_t PairsSource::lower_bound(std::uint64_t index) const {
+    const auto *it = std::lower_bound(indices_, indices_ + nnz_, static_cast<std::int64_t>(index));
+    return static_cast<std::size_t>(it - indices_);
+}
+
+std::uint64_t PairsSource::next(std::uint64_t from, std::uint64_t limit) const {
+    const std::size_t i = lower_bound(from);
+    if (i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) return static_cast<std::uint64_t>(indices_[i]);
+    return limit;
+}
+
+MessagePlan PairsSource::plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
+                              std::uint32_t *index) const {
+    MessagePlan p;
+    std::size_t i = lower_bound(from);
+    p.first = i < nnz_ ? static_cast<std::uint64_t>(indices_[i]) : limit;
+    while (i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit && p.n < max_blocks) {
+        index[p.n++] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(indices_[i]) - from);
+        ++i;
+    }
+    if (p.n == 0) {
+        p.first = limit;
+        p.end = limit;
+        return p;
+    }
+    p.last = from + index[p.n - 1];
+    p.end = (i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) ? static_cast<std::uint64_t>(indices_[i])
+                                                                          : limit;
+    choose_representation(p, p.span() * elem_size_, p.n * elem_size_);
+    return p;
+}
+
+std::size_t PairsSource::pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
+                              std::byte *dst) const {
+    const std::size_t i0 = lower_bound(plan.first);
+    if (!plan.dense) {
+        std::memcpy(dst, values_ + i0 * elem_size_, plan.n * elem_size_);
+        return finish_payload(plan, from, index, dst, plan.n * elem_size_);
+    }
+    const std::size_t bytes = plan.span() * elem_size_;
+    fill_zero(dst, bytes, false);
+    const std::uint64_t shift = plan.first - from;
+    for (std::size_t j = 0; j < plan.n; ++j)
+        std::memcpy(dst + (index[j] - shift) * elem_size_, values_ + (i0 + j) * elem_size_, elem_size_);
+    return finish_payload(plan, from, index, dst, bytes);
+}
+
+void PairsSource::visit(std::uint64_t from, std::uint64_t limit,
+                        const std::function<void(const BlockBatch &)> &fn) const {
+    constexpr std::size_t kBatch = 4096;
+    batch_index_.resize(kBatch);
+    std::size_t i = lower_bound(from);
+    while (i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) {
+        std::size_t n = 0;
+        const std::size_t start = i;
+        while (n < kBatch && i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) {
+            batch_index_[n++] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(indices_[i]) - from);
+            ++i;
+        }
+        fn(BlockBatch{from, batch_index_.data(), values_ + start * elem_size_, n});
+    }
+}
+
+}  // namespace mpix::sparse

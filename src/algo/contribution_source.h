@@ -1,0 +1,115 @@
+// A worker's contribution, read block by block: a dense buffer with its non-zero bitmap (block
+// variant) or sorted unique (index, value) pairs (element variant, one element per block).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "algo/block_batch.h"
+#include "core/block_bitmap.h"
+#include "core/block_layout.h"
+
+namespace mpix::sparse {
+
+// What to put in one message: `n` blocks from `first` to `last`, and the range it covers.
+struct MessagePlan {
+    std::uint64_t end = 0;   // covered range is [from, end)
+    std::uint64_t first = 0; // first block carried
+    std::uint64_t last = 0;  // last block carried
+    std::size_t n = 0;       // blocks with data carried
+    bool dense = false;      // send [first, last] as one dense run
+    bool presence = false;   // dense run with gaps: a presence bitmap follows the data
+
+    std::uint64_t span() const { return last - first + 1; }
+};
+
+class ContributionSource {
+  public:
+    virtual ~ContributionSource() = default;
+
+    // First block with data in [from, limit), or limit.
+    virtual std::uint64_t next(std::uint64_t from, std::uint64_t limit) const = 0;
+    // Blocks with data in [from, limit).
+    virtual std::uint64_t count(std::uint64_t from, std::uint64_t limit) const = 0;
+    // Chooses the next message of the stream from `from`: at most max_blocks blocks, covering up to
+    // the next block it leaves out (or limit); packed or dense, whichever has fewer bytes. When
+    // packed, the block numbers relative to `from` are written to `index` (max_blocks long).
+    virtual MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
+                             std::uint32_t *index) const = 0;
+    // Writes the planned message's payload to dst in wire layout (packed: the listed blocks then
+    // their block numbers; dense: the run [first, last] with zeros where there is no data, then the
+    // presence bitmap if planned). Returns its length.
+    virtual std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
+                             std::byte *dst) const = 0;
+    // A gap-free dense run [first, last] in place in the caller's memory (sent without a copy), or
+    // null when this source has no contiguous memory for it.
+    virtual const std::byte *dense_run(const MessagePlan &plan) const = 0;
+    // Calls fn with batches covering every block with data in [from, limit), in ascending order.
+    virtual void visit(std::uint64_t from, std::uint64_t limit,
+                       const std::function<void(const BlockBatch &)> &fn) const = 0;
+};
+
+// Upper bound of the payload bytes pack() writes for a plan of at most max_blocks blocks of
+// block_bytes each.
+std::size_t max_packed_bytes(std::uint64_t max_blocks, std::size_t block_bytes);
+
+// Dense buffer + bitmap of its non-zero blocks.
+class BitmapSource final : public ContributionSource {
+  public:
+    BitmapSource(const std::byte *data, const BlockLayout &layout, const BlockBitmap &bitmap)
+        : data_(data), layout_(layout), bitmap_(bitmap) {}
+
+    std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override {
+        return bitmap_.next_set(from, limit);
+    }
+    std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override {
+        return bitmap_.count(from, limit);
+    }
+    MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
+                     std::uint32_t *index) const override;
+    std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
+                     std::byte *dst) const override;
+    const std::byte *dense_run(const MessagePlan &plan) const override {
+        return plan.presence ? nullptr : data_ + layout_.offset_of(plan.first);
+    }
+    void visit(std::uint64_t from, std::uint64_t limit,
+               const std::function<void(const BlockBatch &)> &fn) const override;
+
+  private:
+    const std::byte *data_;
+    BlockLayout layout_;
+    const BlockBitmap &bitmap_;
+};
+
+// Sorted unique indices with their values (block size 1).
+class PairsSource final : public ContributionSource {
+  public:
+    PairsSource(const std::int64_t *indices, const std::byte *values, std::size_t nnz,
+                std::size_t elem_size)
+        : indices_(indices), values_(values), nnz_(nnz), elem_size_(elem_size) {}
+
+    std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override;
+    std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override {
+        return lower_bound(limit) - lower_bound(from);
+    }
+    MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
+                     std::uint32_t *index) const override;
+    std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
+                     std::byte *dst) const override;
+    const std::byte *dense_run(const MessagePlan &) const override { return nullptr; }
+    void visit(std::uint64_t from, std::uint64_t limit,
+               const std::function<void(const BlockBatch &)> &fn) const override;
+
+  private:
+    std::size_t lower_bound(std::uint64_t index) const;
+
+    const std::int64_t *indices_;
+    const std::byte *values_;
+    std::size_t nnz_;
+    std::size_t elem_size_;
+    mutable std::vector<std::uint32_t> batch_index_; // visit() scratch, reused
+};
+
+}  // namespace mpix::sparse

@@ -1,0 +1,15 @@
+// Traffic counters one operation adds to its communicator's statistics.
+#pragma once
+
+#include <cstdint>
+
+namespace mpix::sparse {
+
+struct OpCounters {
+    std::uint64_t bytes_sent = 0;
+    std::uint64_t bytes_received = 0;
+    std::uint64_t messages_sent = 0;
+    std::uint64_t messages_received = 0;
+};
+
+}  // namespace mpix::sparse

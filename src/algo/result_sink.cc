@@ -1,0 +1,49 @@
+#include "algo/result_sink.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "algo/message_cursor.h"
+#include "core/memory_ops.h"
+
+namespace mpix::sparse {
+
+void DenseResultSink::write(const MessageView &view) {
+    if (view.n == 0) return;
+    if (view.dense) {
+        std::byte *dst = out_ + layout_.offset_of(view.first);
+        if (dst != view.data) std::memcpy(dst, view.data, layout_.run_bytes(view.first, view.n));
+        return;
+    }
+    scatter_blocks(out_, view.data, view.index, view.n, view.first, layout_.block_bytes(),
+                   layout_.bytes_of(view.first + view.index[view.n - 1]));
+}
+
+void CollectingResultSink::write(const MessageView &view) {
+    if (view.n == 0) return;
+    const std::size_t elem = layout_.elem_size;
+    const std::size_t offset = indices_.size();
+    MessageCursor cursor(view, layout_);
+    cursor.take_until(MessageCursor::kEnd, [&](const BlockBatch &b) {
+        for (std::size_t i = 0; i < b.n; ++i) indices_.push_back(static_cast<std::int64_t>(b.block(i)));
+        values_.insert(values_.end(), b.data, b.data + b.n * elem);
+    });
+    if (indices_.size() > offset)
+        pieces_.push_back(Piece{static_cast<std::uint64_t>(indices_[offset]), offset, indices_.size() - offset});
+}
+
+void CollectingResultSink::finish(std::vector<std::int64_t> &indices, std::vector<std::byte> &values) {
+    const std::size_t elem = layout_.elem_size;
+    std::sort(pieces_.begin(), pieces_.end(),
+              [](const Piece &a, const Piece &b) { return a.first_index < b.first_index; });
+    indices.resize(indices_.size());
+    values.resize(values_.size());
+    std::size_t at = 0;
+    for (const Piece &p : pieces_) {
+        std::memcpy(indices.data() + at, indices_.data() + p.offset, p.n * sizeof(std::int64_t));
+        std::memcpy(values.data() + at * elem, values_.data() + p.offset * elem, p.n * elem);
+        at += p.n;
+    }
+}
+
+}  // namespace mpix::sparse

@@ -1,0 +1,64 @@
+// Where a worker's result goes: a dense output buffer (zeros everywhere no rank had data), or a
+// collector of the union's (index, value) pairs for the element variant's sparse output.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/block_layout.h"
+#include "transport/wire_format.h"
+
+namespace mpix::sparse {
+
+class ResultSink {
+  public:
+    virtual ~ResultSink() = default;
+    // The output memory of blocks [first, first + n) when results may be written there directly
+    // (fetched or reduced in place), else null.
+    virtual std::byte *in_place(std::uint64_t first, std::uint64_t n) = 0;
+    // Stores the blocks a result message carries. For a dense output, gap blocks of a dense run are
+    // zero bytes and may be copied with the run.
+    virtual void write(const MessageView &view) = 0;
+    // A dense run [first, first + n) now sits in in_place(first, n) (with the given presence, or
+    // all present when null).
+    virtual void wrote_in_place(std::uint64_t first, std::uint64_t n, const std::uint32_t *presence) = 0;
+};
+
+class DenseResultSink final : public ResultSink {
+  public:
+    DenseResultSink(std::byte *out, const BlockLayout &layout) : out_(out), layout_(layout) {}
+    std::byte *in_place(std::uint64_t first, std::uint64_t) override { return out_ + layout_.offset_of(first); }
+    void write(const MessageView &view) override;
+    void wrote_in_place(std::uint64_t, std::uint64_t, const std::uint32_t *) override {}
+
+  private:
+    std::byte *out_;
+    BlockLayout layout_;
+};
+
+// Collects (index, value) pairs of a block-size-1 layout. Results arrive per shard and message in
+// any order; finish() sorts the pieces by index.
+class CollectingResultSink final : public ResultSink {
+  public:
+    explicit CollectingResultSink(const BlockLayout &layout) : layout_(layout) {}
+    std::byte *in_place(std::uint64_t, std::uint64_t) override { return nullptr; }
+    void write(const MessageView &view) override;
+    void wrote_in_place(std::uint64_t, std::uint64_t, const std::uint32_t *) override {}
+
+    // Moves the union out, sorted by index.
+    void finish(std::vector<std::int64_t> &indices, std::vector<std::byte> &values);
+
+  private:
+    struct Piece {
+        std::uint64_t first_index;
+        std::size_t offset; // in indices_
+        std::size_t n;
+    };
+    BlockLayout layout_;
+    std::vector<Piece> pieces_;
+    std::vector<std::int64_t> indices_;
+    std::vector<std::byte> values_;
+};
+
+}  // namespace mpix::sparse

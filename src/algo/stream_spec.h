@@ -1,0 +1,42 @@
+// What every participant of one streamed reduction agrees on: the vector's layout, the type and op,
+// who contributes (workers) and who owns which shard of blocks (aggregators).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/block_layout.h"
+#include "core/element_type.h"
+
+namespace mpix::sparse {
+
+struct StreamSpec {
+    std::uint32_t context = 0;
+    std::uint64_t seq = 0;
+    BlockLayout layout;
+    ElementType type = ElementType::F32;
+    ReduceOp op = ReduceOp::Sum;
+    // Group ranks (the ranks of the communicator the links were made over) of each worker and each
+    // aggregator. Workers contribute in this order, which is also the reduction order.
+    std::vector<int> worker_peer;
+    std::vector<int> aggregator_peer;
+    // shard_bounds[a] .. shard_bounds[a + 1] are aggregator a's blocks (size aggregators + 1).
+    std::vector<std::uint64_t> shard_bounds;
+    int my_worker = -1;     // this rank's worker index, or -1
+    int my_aggregator = -1; // this rank's aggregator index, or -1
+    std::size_t message_bytes = std::size_t{256} << 10;
+    int window = 4;
+
+    int workers() const { return static_cast<int>(worker_peer.size()); }
+    int aggregators() const { return static_cast<int>(aggregator_peer.size()); }
+    std::uint64_t shard_lo(int a) const { return shard_bounds[static_cast<std::size_t>(a)]; }
+    std::uint64_t shard_hi(int a) const { return shard_bounds[static_cast<std::size_t>(a) + 1]; }
+    // Blocks one message may carry (at least one).
+    std::uint64_t max_blocks_per_message() const {
+        const std::size_t b = layout.block_bytes();
+        return message_bytes > b ? message_bytes / b : 1;
+    }
+};
+
+}  // namespace mpix::sparse

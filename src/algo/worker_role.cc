@@ -1,0 +1,225 @@
+#include "algo/worker_role.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace mpix::sparse {
+namespace {
+
+constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu; // packed block numbers are uint32
+
+bool aligned8(const std::byte *p) { return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0; }
+
+}  // namespace
+
+WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources,
+                       OpCounters &counters, const ContributionSource &source, ResultSink &sink)
+    : spec_(spec), transport_(transport), res_(resources), counters_(counters), source_(source),
+      sink_(sink), shards_(static_cast<std::size_t>(spec.aggregators())) {
+    for (int a = 0; a < spec.aggregators(); ++a) {
+        Shard &s = shards_[static_cast<std::size_t>(a)];
+        s.aggregator = a;
+        s.hi = spec.shard_hi(a);
+        // The own aggregator (colocated) reads this rank's data directly: nothing to send.
+        s.next = a == spec.my_aggregator ? s.hi : spec.shard_lo(a);
+        s.results.reset(spec.shard_lo(a));
+        if (spec.shard_lo(a) == s.hi) ++shards_done_;
+    }
+    res_.plan_index.resize(static_cast<std::size_t>(spec.max_blocks_per_message()));
+}
+
+WorkerRole::~WorkerRole() {
+    for (auto &m : in_flight_) {
+        if (!m->sent.done()) {
+            (void)m.release(); // UCX may still read it: never free memory under a live send
+            continue;
+        }
+        res_.buffers.release(std::move(m->buffer));
+        res_.outbound.put(std::move(m));
+    }
+    for (auto &p : fetches_) {
+        if (!p->fetch.done()) {
+            (void)p.release();
+            continue;
+        }
+        res_.buffers.release(std::move(p->buffer));
+        res_.inbound.put(std::move(p));
+    }
+}
+
+void WorkerRole::fail(const std::string &what) {
+    if (error_.empty()) error_ = what;
+}
+
+bool WorkerRole::send_contributions(Shard &shard) {
+    bool progressed = false;
+    const std::uint64_t max_blocks = spec_.max_blocks_per_message();
+    const BlockLayout &layout = spec_.layout;
+    while (shard.next < shard.hi && shard.unacked.size() < static_cast<std::size_t>(spec_.window)) {
+        const std::uint64_t from = shard.next;
+        const std::uint64_t limit = std::min(shard.hi, from + kMaxPackedSpan);
+        const MessagePlan plan = source_.plan(from, limit, max_blocks, res_.plan_index.data());
+
+        auto message = res_.outbound.get();
+        WireHeader &h = message->header;
+        h.kind = MessageKind::Contribution;
+        h.elem_type = static_cast<std::uint8_t>(spec_.type);
+        h.reduce_op = static_cast<std::uint8_t>(spec_.op);
+        h.context = spec_.context;
+        h.sender = static_cast<std::uint32_t>(spec_.my_worker);
+        h.block_elems = layout.block_elems;
+        h.num_workers = static_cast<std::uint32_t>(spec_.workers());
+        h.seq = spec_.seq;
+        h.count = layout.count;
+        h.shard_lo = spec_.shard_lo(shard.aggregator);
+        h.shard_hi = shard.hi;
+        h.begin = from;
+        h.end = plan.end;
+        const std::byte *payload = nullptr;
+        std::size_t bytes = 0;
+        if (plan.n > 0) {
+            h.flags = static_cast<std::uint8_t>((plan.dense ? kDenseRun : 0) | (plan.presence ? kPresence : 0));
+            h.first = plan.dense ? plan.first : 0;
+            h.nblocks = plan.dense ? plan.span() : plan.n;
+            payload = plan.dense ? source_.dense_run(plan) : nullptr;
+            if (payload != nullptr) {
+                bytes = layout.run_bytes(plan.first, plan.span()); // zero-copy from the user buffer
+            } else {
+                message->buffer = res_.buffers.acquire(max_packed_bytes(plan.n, layout.block_bytes()));
+                bytes = source_.pack(plan, from, res_.plan_index.data(), message->buffer.data());
+                payload = message->buffer.data();
+            }
+        }
+        transport_.send(spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)], h, payload, bytes,
+                        message->sent);
+        counters_.bytes_sent += sizeof(WireHeader) + bytes;
+        ++counters_.messages_sent;
+        message->end = plan.end;
+        shard.unacked.push_back(plan.end);
+        shard.next = plan.end;
+        in_flight_.push_back(std::move(message));
+        progressed = true;
+    }
+    return progressed;
+}
+
+void WorkerRole::on_result(InboundMessage &&message) {
+    const WireHeader &h = message.header;
+    counters_.bytes_received += sizeof(WireHeader) + message.bytes;
+    ++counters_.messages_received;
+    const auto a = static_cast<int>(h.sender);
+    if (a >= spec_.aggregators() || a == spec_.my_aggregator || h.shard_lo != spec_.shard_lo(a) ||
+        h.shard_hi != spec_.shard_hi(a) || h.begin < shards_[static_cast<std::size_t>(a)].results.prefix()) {
+        fail("result from an unexpected sender or for a range already covered");
+        transport_.release(message);
+        return;
+    }
+    if (!message.rendezvous) {
+        const std::byte *payload = message.data;
+        BufferPool::Buffer copy;
+        if (message.bytes > 0 && !aligned8(payload)) {
+            copy = res_.buffers.acquire(message.bytes);
+            std::memcpy(copy.data(), payload, message.bytes);
+            payload = copy.data();
+        }
+        store_result(h, payload, message.bytes);
+        res_.buffers.release(std::move(copy));
+        transport_.release(message);
+        return;
+    }
+    auto piece = res_.inbound.get();
+    piece->message = std::move(message);
+    const WireHeader &ph = piece->message.header;
+    std::byte *target = nullptr;
+    // A gap-free dense run goes straight into the output, after checking it fits exactly there.
+    if ((ph.flags & kDenseRun) && !(ph.flags & kPresence) &&
+        piece->message.bytes == spec_.layout.run_bytes(ph.first, ph.nblocks))
+        target = sink_.in_place(ph.first, ph.nblocks);
+    if (target == nullptr) {
+        piece->buffer = res_.buffers.acquire(piece->message.bytes);
+        target = piece->buffer.data();
+    }
+    transport_.fetch(piece->message, target, piece->fetch);
+    fetches_.push_back(std::move(piece));
+}
+
+void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes) {
+    MessageView view;
+    if (const char *bad = check_payload(h, spec_.layout, payload, bytes, &view)) {
+        fail(std::string("malformed result: ") + bad);
+        return;
+    }
+    sink_.write(view);
+    result_covered(static_cast<int>(h.sender), h.begin, h.end);
+}
+
+void WorkerRole::local_result(std::uint64_t begin, std::uint64_t end) {
+    result_covered(spec_.my_aggregator, begin, end);
+}
+
+void WorkerRole::result_covered(int aggregator, std::uint64_t begin, std::uint64_t end) {
+    Shard &s = shards_[static_cast<std::size_t>(aggregator)];
+    const bool was_done = s.results.prefix() == s.hi;
+    s.results.add(begin, end);
+    // Each message the aggregator has answered past returns its credit.
+    std::size_t answered = 0;
+    while (answered < s.unacked.size() && s.unacked[answered] <= s.results.prefix()) ++answered;
+    s.unacked.erase(s.unacked.begin(), s.unacked.begin() + static_cast<std::ptrdiff_t>(answered));
+    if (!was_done && s.results.prefix() == s.hi) ++shards_done_;
+}
+
+bool WorkerRole::poll_fetches() {
+    bool progressed = false;
+    for (auto it = fetches_.begin(); it != fetches_.end();) {
+        InboundPiece &p = **it;
+        if (!p.fetch.done()) {
+            ++it;
+            continue;
+        }
+        progressed = true;
+        const WireHeader &h = p.message.header;
+        if (p.fetch.failed) {
+            fail("fetching a result failed: " + p.fetch.failure);
+        } else if (p.buffer.data() == nullptr) {
+            sink_.wrote_in_place(h.first, h.nblocks, nullptr);
+            result_covered(static_cast<int>(h.sender), h.begin, h.end);
+        } else {
+            store_result(h, p.buffer.data(), p.message.bytes);
+        }
+        res_.buffers.release(std::move(p.buffer));
+        res_.inbound.put(std::move(*it));
+        it = fetches_.erase(it);
+    }
+    return progressed;
+}
+
+bool WorkerRole::reap_sends() {
+    bool progressed = false;
+    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+        if (!(*it)->sent.done()) {
+            ++it;
+            continue;
+        }
+        if ((*it)->sent.failed) fail("sending a contribution failed: " + (*it)->sent.failure);
+        res_.buffers.release(std::move((*it)->buffer));
+        res_.outbound.put(std::move(*it));
+        it = in_flight_.erase(it);
+        progressed = true;
+    }
+    return progressed;
+}
+
+bool WorkerRole::advance() {
+    bool progressed = poll_fetches();
+    progressed |= reap_sends();
+    if (!error_.empty()) return progressed;
+    for (Shard &s : shards_) progressed |= send_contributions(s);
+    return progressed;
+}
+
+bool WorkerRole::done() const {
+    if (!error_.empty()) return true;
+    return shards_done_ == shards_.size() && in_flight_.empty() && fetches_.empty();
+}
+
+}  // namespace mpix::sparse

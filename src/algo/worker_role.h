@@ -1,0 +1,67 @@
+// The worker's side of a streamed reduction: it streams its non-zero blocks of each shard to that
+// shard's aggregator in bounded messages (at most `window` unanswered per aggregator; the results
+// coming back are the credits) and writes the results it receives into its output.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algo/contribution_source.h"
+#include "algo/coverage.h"
+#include "algo/op_counters.h"
+#include "algo/result_sink.h"
+#include "algo/stream_resources.h"
+#include "algo/stream_spec.h"
+#include "transport/transport.h"
+
+namespace mpix::sparse {
+
+class WorkerRole {
+  public:
+    WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources,
+               OpCounters &counters, const ContributionSource &source, ResultSink &sink);
+    ~WorkerRole();
+    WorkerRole(const WorkerRole &) = delete;
+    WorkerRole &operator=(const WorkerRole &) = delete;
+
+    // A result message whose header was checked against the operation.
+    void on_result(InboundMessage &&message);
+    // Results [begin, end) of this rank's own aggregator (colocated) are in the output.
+    void local_result(std::uint64_t begin, std::uint64_t end);
+    // Sends and stores what it can without waiting; true when anything happened.
+    bool advance();
+    bool done() const;
+    const std::string &error() const { return error_; }
+
+  private:
+    struct Shard {
+        int aggregator = 0;
+        std::uint64_t next = 0;             // where the next contribution message starts
+        std::uint64_t hi = 0;
+        std::vector<std::uint64_t> unacked; // coverage ends of messages not yet answered
+        Coverage results;
+    };
+
+    void fail(const std::string &what);
+    bool send_contributions(Shard &shard);
+    bool poll_fetches();
+    bool reap_sends();
+    void store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes);
+    void result_covered(int aggregator, std::uint64_t begin, std::uint64_t end);
+
+    const StreamSpec &spec_;
+    Transport &transport_;
+    StreamResources &res_;
+    OpCounters &counters_;
+    const ContributionSource &source_;
+    ResultSink &sink_;
+    std::vector<Shard> shards_; // by aggregator index
+    std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
+    std::vector<std::unique_ptr<InboundPiece>> fetches_;
+    std::size_t shards_done_ = 0;
+    std::string error_;
+};
+
+}  // namespace mpix::sparse

@@ -1,0 +1,42 @@
+#include "api/arguments.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "core/error.h"
+
+namespace mpix::sparse {
+
+void check_type_and_op(MPI_Datatype datatype, MPI_Op op, MPI_Count *size, MPI_Count *extent) {
+    if (datatype == MPI_DATATYPE_NULL) fail(ErrorId::NullDatatype);
+    if (op == MPI_OP_NULL) fail(ErrorId::NullOp);
+    MPI_Count lb = 0;
+    if (MPI_Type_size_x(datatype, size) != MPI_SUCCESS || *size == MPI_UNDEFINED || *size < 0 ||
+        MPI_Type_get_extent_x(datatype, &lb, extent) != MPI_SUCCESS)
+        fail(ErrorId::UnsupportedDatatype);
+}
+
+void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                               MPI_Op op) {
+    if (count < 0) fail(ErrorId::NegativeCount);
+    MPI_Count size = 0, extent = 0;
+    check_type_and_op(datatype, op, &size, &extent);
+    if (count == 0) return;
+    int named = 0, ints = 0, addresses = 0, types = 0;
+    MPI_Type_get_envelope(datatype, &ints, &addresses, &types, &named);
+    const bool predefined = named == MPI_COMBINER_NAMED;
+    if (recvbuf == MPI_IN_PLACE || (predefined && (recvbuf == nullptr || sendbuf == nullptr)))
+        fail(ErrorId::NullBuffer);
+    if (extent > 0 && static_cast<std::uint64_t>(count) >
+                          static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max()) /
+                              static_cast<std::uint64_t>(extent))
+        fail(ErrorId::CountTooLarge);
+    if (predefined && sendbuf != MPI_IN_PLACE && size == extent) {
+        const auto s = reinterpret_cast<std::uintptr_t>(sendbuf);
+        const auto r = reinterpret_cast<std::uintptr_t>(recvbuf);
+        const auto bytes = static_cast<std::uintptr_t>(count) * static_cast<std::uintptr_t>(size);
+        if (s < r + bytes && r < s + bytes) fail(ErrorId::AliasedBuffers);
+    }
+}
+
+}  // namespace mpix::sparse

@@ -1,0 +1,36 @@
+#include "core/agreement.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace mpix::sparse {
+namespace {
+
+void combine_sum_max(void *in, void *inout, int *len, MPI_Datatype *) {
+    const auto *a = static_cast<const SumMax *>(in);
+    auto *b = static_cast<SumMax *>(inout);
+    for (int i = 0; i < *len; ++i) {
+        b[i].sum += a[i].sum;
+        b[i].max = std::max(b[i].max, a[i].max);
+    }
+}
+
+}  // namespace
+
+AgreementOp::AgreementOp() {
+    MPI_Type_contiguous(2, MPI_INT64_T, &type_);
+    MPI_Type_commit(&type_);
+    MPI_Op_create(&combine_sum_max, 1, &op_);
+}
+
+AgreementOp::~AgreementOp() {
+    if (op_ != MPI_OP_NULL) MPI_Op_free(&op_);
+    if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+}
+
+int AgreementOp::allreduce(std::vector<SumMax> &values, MPI_Comm comm) const {
+    if (values.size() > static_cast<std::size_t>(INT_MAX)) return MPI_ERR_COUNT;
+    return MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm);
+}
+
+}  // namespace mpix::sparse

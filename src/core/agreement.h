@@ -1,0 +1,41 @@
+// The one small collective every sparse call makes before moving data, so that all ranks choose the
+// same path from the same facts: each rank contributes a vector of int64 values and every rank gets,
+// per entry, the sum and the maximum over ranks (one MPI_Allreduce with a (sum, max) pair type).
+// Equal arguments are checked for free: values are equal on all ranks iff sum == ranks * max.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace mpix::sparse {
+
+struct SumMax {
+    std::int64_t sum;
+    std::int64_t max;
+};
+
+// The MPI datatype and op for SumMax, created once per process and freed at MPI_Finalize.
+class AgreementOp {
+  public:
+    AgreementOp();
+    ~AgreementOp();
+    AgreementOp(const AgreementOp &) = delete;
+    AgreementOp &operator=(const AgreementOp &) = delete;
+
+    // In place over `values` (each entry's sum and max start as the local value). Returns the MPI
+    // error code of the allreduce.
+    int allreduce(std::vector<SumMax> &values, MPI_Comm comm) const;
+
+  private:
+    MPI_Datatype type_ = MPI_DATATYPE_NULL;
+    MPI_Op op_ = MPI_OP_NULL;
+};
+
+// What ranks agree on before a block- or element-sparse call.
+struct AgreementFields {
+    enum : std::size_t { kCount = 0, kType, kOp, kBlockElems, kError, kAlgorithm, kNonzero, kHeader };
+};
+
+}  // namespace mpix::sparse

@@ -1,0 +1,134 @@
+#include "core/comm_state.h"
+
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+#include "core/library.h"
+#include "core/placement.h"
+
+namespace mpix::sparse {
+namespace {
+
+MPI_Comm private_duplicate(MPI_Comm comm) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    const int rc = MPI_Comm_dup(comm, &dup);
+    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_dup");
+    // The library's own calls report errors to the library, which raises them on the user's comm.
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    return dup;
+}
+
+}  // namespace
+
+CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
+    internal_ = private_duplicate(comm);
+    MPI_Comm_size(internal_, &size_);
+    MPI_Comm_rank(internal_, &rank_);
+    try {
+        const int aggregators = config.aggregators == 0 ? size_ : config.aggregators;
+        if (aggregators > size_) fail(ErrorId::InfoAggregators, "more aggregators than ranks");
+        group_.size = size_;
+        group_.rank = rank_;
+        for (int r = 0; r < size_; ++r) group_.workers.push_back(r);
+        group_.aggregators = aggregators == size_ || size_ == 1
+                                 ? group_.workers
+                                 : choose_aggregators(node_of_ranks(internal_), aggregators, config.placement);
+        context_ = Library::get().agree_context(internal_);
+        Library::get().register_sink(context_, this);
+    } catch (...) {
+        MPI_Comm_free(&internal_);
+        throw;
+    }
+}
+
+CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context, Group group,
+                     std::unique_ptr<Transport> links)
+    : config_(config), group_(std::move(group)), context_(context), links_(std::move(links)) {
+    internal_ = private_duplicate(comm);
+    MPI_Comm_size(internal_, &size_);
+    MPI_Comm_rank(internal_, &rank_);
+    Library::get().register_sink(context_, this);
+}
+
+CommState::~CommState() {
+    try {
+        say_goodbye();
+    } catch (...) {
+        // Leaving anyway: aggregators may wait, but a destructor must not throw.
+    }
+    Library::get().unregister_sink(context_);
+    for (InboundMessage &m : early_) links_ ? links_->release(m) : void();
+    early_.clear();
+    if (internal_ != MPI_COMM_NULL) MPI_Comm_free(&internal_);
+}
+
+std::uint64_t CommState::begin_call() {
+    ++stats_.calls;
+    return next_seq_++;
+}
+
+Transport &CommState::links() {
+    if (!links_) links_ = Library::get().connect(internal_);
+    return *links_;
+}
+
+void CommState::run_stream(const StreamSpec &spec, const ContributionSource *source, ResultSink *sink) {
+    Transport &transport = links();
+    OpCounters counters;
+    StreamingOperation op(spec, transport, resources_, counters, source, sink);
+    active_ = &op;
+    // Messages of this operation that arrived while this rank was still busy with earlier ones.
+    for (auto it = early_.begin(); it != early_.end();) {
+        if (it->header.seq == spec.seq) {
+            op.on_message(std::move(*it));
+            it = early_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    run_to_completion(op, transport);
+    active_ = nullptr;
+    stats_.bytes_sent += static_cast<std::int64_t>(counters.bytes_sent);
+    stats_.bytes_received += static_cast<std::int64_t>(counters.bytes_received);
+    const std::string error = op.error();
+    if (!error.empty()) {
+        const bool transport_failure = error.find("failed") != std::string::npos;
+        fail(transport_failure ? ErrorId::TransportFailure : ErrorId::ProtocolViolation, error);
+    }
+}
+
+void CommState::on_message(InboundMessage &&message) {
+    const WireHeader &h = message.header;
+    if (active_ != nullptr && h.seq == active_->spec().seq) {
+        active_->on_message(std::move(message));
+    } else if (h.seq >= next_seq_ || (active_ != nullptr && h.seq > active_->spec().seq)) {
+        early_.push_back(std::move(message));
+    } else {
+        // An operation this rank already finished: a peer is confused. Drop it.
+        if (links_) links_->release(message);
+    }
+}
+
+void CommState::say_goodbye() {
+    if (!group_.dedicated || goodbye_sent_ || group_.my_worker() < 0) return;
+    goodbye_sent_ = true;
+    Transport &transport = links();
+    std::vector<std::unique_ptr<OutboundMessage>> messages;
+    for (std::size_t a = 0; a < group_.aggregators.size(); ++a) {
+        auto m = std::make_unique<OutboundMessage>();
+        m->header.kind = MessageKind::Goodbye;
+        m->header.context = context_;
+        m->header.sender = static_cast<std::uint32_t>(group_.my_worker());
+        m->header.seq = next_seq_;
+        transport.send(group_.aggregators[a], m->header, nullptr, 0, m->sent);
+        messages.push_back(std::move(m));
+    }
+    for (auto &m : messages) {
+        while (!m->sent.done()) {
+            if (!transport.progress()) transport.wait();
+        }
+    }
+}
+
+}  // namespace mpix::sparse

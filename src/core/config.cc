@@ -1,0 +1,177 @@
+#include "core/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <exception>
+#include <vector>
+
+#include "core/error.h"
+
+namespace mpix::sparse {
+namespace {
+
+constexpr SettingName kBlockSize{"mpix_sparse_block_size", "MPIX_SPARSE_BLOCK_SIZE"};
+constexpr SettingName kAggregators{"mpix_sparse_aggregators", "MPIX_SPARSE_AGGREGATORS"};
+constexpr SettingName kMode{"mpix_sparse_aggregator_mode", "MPIX_SPARSE_AGGREGATOR_MODE"};
+constexpr SettingName kAlgorithm{"mpix_sparse_algorithm", "MPIX_SPARSE_ALGORITHM"};
+constexpr SettingName kPlacement{"mpix_sparse_placement", "MPIX_SPARSE_PLACEMENT"};
+constexpr SettingName kHierarchical{"mpix_sparse_hierarchical", "MPIX_SPARSE_HIERARCHICAL"};
+constexpr SettingName kDenseBelow{"mpix_sparse_dense_below", "MPIX_SPARSE_DENSE_BELOW"};
+// Tuning knobs: environment only (no info key).
+constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
+constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
+
+struct CostSetting {
+    SettingName name;
+    double CostParams::*field;
+};
+const CostSetting kCostSettings[] = {
+    {{nullptr, "MPIX_SPARSE_COST_DENSE_ALPHA_US"}, &CostParams::dense_alpha_us},
+    {{nullptr, "MPIX_SPARSE_COST_DENSE_BETA_NS"}, &CostParams::dense_beta_ns},
+    {{nullptr, "MPIX_SPARSE_COST_SPARSE_ALPHA_US"}, &CostParams::sparse_alpha_us},
+    {{nullptr, "MPIX_SPARSE_COST_SPARSE_BETA_NS"}, &CostParams::sparse_beta_ns},
+    {{nullptr, "MPIX_SPARSE_COST_MEMORY_NS"}, &CostParams::memory_ns},
+    {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_ALPHA_US"}, &CostParams::allgather_alpha_us},
+    {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_BETA_NS"}, &CostParams::allgather_beta_ns},
+};
+
+std::string trimmed_lower(const std::string &raw) {
+    auto first = std::find_if_not(raw.begin(), raw.end(), [](unsigned char c) { return std::isspace(c); });
+    auto last = std::find_if_not(raw.rbegin(), raw.rend(), [](unsigned char c) {
+                    return std::isspace(c);
+                }).base();
+    std::string s = first < last ? std::string(first, last) : std::string();
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+// A whole-string unsigned integer in [lo, hi].
+std::optional<std::uint64_t> parse_unsigned(const std::string &raw, std::uint64_t lo, std::uint64_t hi) {
+    const std::string s = trimmed_lower(raw);
+    if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
+    errno = 0;
+    char *end = nullptr;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (errno != 0 || end == nullptr || *end != '\0' || v < lo || v > hi) return std::nullopt;
+    return static_cast<std::uint64_t>(v);
+}
+
+std::optional<double> parse_positive(const std::string &raw) {
+    const std::string s = trimmed_lower(raw);
+    if (s.empty()) return std::nullopt;
+    errno = 0;
+    char *end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (errno != 0 || end == nullptr || *end != '\0' || !(v > 0.0) || v > 1e12) return std::nullopt;
+    return v;
+}
+
+template <class Enum>
+struct Keyword {
+    const char *word;
+    Enum value;
+};
+
+template <class Enum, std::size_t N>
+std::optional<Enum> parse_keyword(const std::string &raw, const Keyword<Enum> (&words)[N]) {
+    const std::string s = trimmed_lower(raw);
+    for (const auto &w : words)
+        if (s == w.word) return w.value;
+    return std::nullopt;
+}
+
+const Keyword<AggregatorMode> kModeWords[] = {{"colocated", AggregatorMode::Colocated},
+                                              {"dedicated", AggregatorMode::Dedicated}};
+const Keyword<AlgorithmChoice> kAlgorithmWords[] = {{"auto", AlgorithmChoice::Auto},
+                                                    {"aggregator", AlgorithmChoice::Aggregator},
+                                                    {"allgather", AlgorithmChoice::Allgather},
+                                                    {"dense", AlgorithmChoice::Dense}};
+const Keyword<Placement> kPlacementWords[] = {{"spread", Placement::Spread},
+                                              {"packed", Placement::Packed}};
+const Keyword<Hierarchy> kHierarchyWords[] = {{"auto", Hierarchy::Auto}, {"on", Hierarchy::On},
+                                              {"off", Hierarchy::Off}};
+
+template <class T>
+void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name,
+                 const std::string &raw) {
+    if (!parsed) fail(id, std::string(name.info_key ? name.info_key : name.env_var) + "=\"" + raw + "\"");
+    field = *parsed;
+}
+
+}  // namespace
+
+Config apply_settings(Config c, const SettingLookup &lookup) {
+    if (auto v = lookup(kBlockSize)) {
+        auto n = parse_unsigned(*v, 1, 1u << 20);
+        set_or_fail(c.block_elems, n ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(*n)) : std::nullopt,
+                    ErrorId::InfoBlockSize, kBlockSize, *v);
+    }
+    if (auto v = lookup(kAggregators)) {
+        auto n = parse_unsigned(*v, 1, 1u << 30);
+        set_or_fail(c.aggregators, n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt,
+                    ErrorId::InfoAggregators, kAggregators, *v);
+    }
+    if (auto v = lookup(kMode))
+        set_or_fail(c.mode, parse_keyword(*v, kModeWords), ErrorId::InfoAggregatorMode, kMode, *v);
+    if (auto v = lookup(kAlgorithm))
+        set_or_fail(c.algorithm, parse_keyword(*v, kAlgorithmWords), ErrorId::InfoAlgorithm, kAlgorithm, *v);
+    if (auto v = lookup(kPlacement))
+        set_or_fail(c.placement, parse_keyword(*v, kPlacementWords), ErrorId::InfoPlacement, kPlacement, *v);
+    if (auto v = lookup(kHierarchical))
+        set_or_fail(c.hierarchical, parse_keyword(*v, kHierarchyWords), ErrorId::InfoHierarchical,
+                    kHierarchical, *v);
+    if (auto v = lookup(kDenseBelow))
+        set_or_fail(c.dense_below_bytes, parse_unsigned(*v, 0, std::uint64_t{1} << 62),
+                    ErrorId::InfoDenseBelow, kDenseBelow, *v);
+    if (auto v = lookup(kMessageBytes)) {
+        auto n = parse_unsigned(*v, 4096, std::uint64_t{1} << 30);
+        set_or_fail(c.message_bytes, n ? std::optional<std::size_t>(*n) : std::nullopt, ErrorId::InfoTuning,
+                    kMessageBytes, *v);
+    }
+    if (auto v = lookup(kWindow)) {
+        auto n = parse_unsigned(*v, 1, 1024);
+        set_or_fail(c.window, n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt, ErrorId::InfoTuning,
+                    kWindow, *v);
+    }
+    for (const CostSetting &s : kCostSettings)
+        if (auto v = lookup(s.name)) set_or_fail(c.cost.*s.field, parse_positive(*v), ErrorId::InfoTuning, s.name, *v);
+    return c;
+}
+
+const Config &environment_defaults() {
+    // Parsed on first use; a parse error is kept and rethrown, so every call reports it.
+    static const auto parsed = []() -> std::pair<Config, std::exception_ptr> {
+        try {
+            return {apply_settings(Config{},
+                                   [](const SettingName &name) -> std::optional<std::string> {
+                                       const char *v = std::getenv(name.env_var);
+                                       if (v == nullptr) return std::nullopt;
+                                       return std::string(v);
+                                   }),
+                    nullptr};
+        } catch (...) {
+            return {Config{}, std::current_exception()};
+        }
+    }();
+    if (parsed.second) std::rethrow_exception(parsed.second);
+    return parsed.first;
+}
+
+Config config_from_info(MPI_Info info) {
+    const Config &base = environment_defaults();
+    if (info == MPI_INFO_NULL) return base;
+    return apply_settings(base, [info](const SettingName &name) -> std::optional<std::string> {
+        if (name.info_key == nullptr) return std::nullopt;
+        int len = 0, flag = 0;
+        if (MPI_Info_get_valuelen(info, name.info_key, &len, &flag) != MPI_SUCCESS || !flag)
+            return std::nullopt;
+        std::vector<char> value(static_cast<std::size_t>(len) + 1, '\0');
+        if (MPI_Info_get(info, name.info_key, len, value.data(), &flag) != MPI_SUCCESS || !flag)
+            return std::nullopt;
+        return std::string(value.data());
+    });
+}
+
+}  // namespace mpix::sparse

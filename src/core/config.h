@@ -1,0 +1,57 @@
+// Configuration of a sparse communicator: MPI_Info keys on MPIX_Sparse_comm_create, with defaults from
+// environment variables of the same meaning. Parsing is strict: a value that does not parse is an
+// error naming the key, never a silent default.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/cost_params.h"
+
+namespace mpix::sparse {
+
+enum class AggregatorMode { Colocated, Dedicated };
+enum class AlgorithmChoice { Auto, Aggregator, Allgather, Dense };
+enum class Placement { Spread, Packed };
+enum class Hierarchy { Auto, On, Off };
+
+struct Config {
+    std::uint32_t block_elems = 256;
+    int aggregators = 0; // 0: default (all ranks when colocated, 1 when dedicated)
+    AggregatorMode mode = AggregatorMode::Colocated;
+    AlgorithmChoice algorithm = AlgorithmChoice::Auto;
+    Placement placement = Placement::Spread;
+    Hierarchy hierarchical = Hierarchy::Auto;
+    std::uint64_t dense_below_bytes = 65536;
+    // Tuning (environment only): payload bytes per streamed message and messages in flight per peer.
+    std::size_t message_bytes = std::size_t{256} << 10;
+    int window = 4;
+    CostParams cost;
+};
+
+// One configurable setting: its MPI_Info key and environment variable.
+struct SettingName {
+    const char *info_key;
+    const char *env_var;
+};
+
+// Returns the raw value of a setting, or nothing when it is not set.
+using SettingLookup = std::function<std::optional<std::string>(const SettingName &)>;
+
+// Applies every setting that `lookup` finds on top of `base`; throws Error(Info*) naming the key of
+// the first value that does not parse.
+Config apply_settings(Config base, const SettingLookup &lookup);
+
+// Defaults for this process: built-in values overridden by the environment. Parsed once and cached;
+// a bad environment value is reported on every call that needs the defaults.
+const Config &environment_defaults();
+
+// The environment defaults overridden by the keys present in `info` (MPI_INFO_NULL allowed).
+Config config_from_info(MPI_Info info);
+
+}  // namespace mpix::sparse

@@ -1,0 +1,27 @@
+// Bulk memory primitives used on hot paths: zero fill that can bypass the cache, and block gather /
+// scatter between a dense vector and a packed list of blocks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mpix::sparse {
+
+// Buffers at least this large are zero-filled with streaming stores: their lines would only evict
+// useful data (the caller reads the result later, long after it left the cache anyway).
+inline constexpr std::size_t kStreamingFillBytes = std::size_t{4} << 20;
+
+// Writes n zero bytes at dst. With streaming = true, uses non-temporal stores where the CPU has them;
+// call store_fence() before another process may read the memory.
+void fill_zero(std::byte *dst, std::size_t n, bool streaming);
+void store_fence();
+
+// Copies the blocks listed by `index` (block numbers relative to `first_block`) from the dense vector
+// `src` into the packed buffer `dst`, each `block_bytes` long except `last_bytes` for the final one.
+void gather_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
+                   std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes);
+// The inverse of gather_blocks.
+void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
+                    std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes);
+
+}  // namespace mpix::sparse

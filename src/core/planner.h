@@ -1,0 +1,54 @@
+// The planner: from what the agreement told every rank (identical inputs everywhere, hence identical
+// plans), choose the algorithm with the cost model and cut the block space into aggregator shards
+// that balance non-zero work rather than index ranges.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/agreement.h"
+#include "core/block_layout.h"
+#include "core/config.h"
+
+namespace mpix::sparse {
+
+// Values match MPIX_SPARSE_ALGORITHM_*.
+enum class Algorithm : int { Dense = 0, Aggregator = 1, Allgather = 2 };
+
+struct Demand {
+    int workers = 1;
+    int aggregators = 1;
+    bool dedicated = false; // aggregators hold no data
+    BlockLayout layout;
+    std::uint64_t nonzero_sum = 0; // blocks with data, summed over workers
+    std::uint64_t nonzero_max = 0; // the most any worker has
+    std::vector<SumMax> bins;      // blocks with data per bin of bin_width blocks: sum and max
+    std::uint64_t bin_width = 1;
+};
+
+struct CostEstimate {
+    double dense_us = 0, aggregator_us = 0, allgather_us = 0;
+    double union_blocks = 0;
+};
+
+struct Plan {
+    Algorithm algorithm = Algorithm::Dense;
+    std::vector<std::uint64_t> shard_bounds; // aggregators + 1 entries (aggregator algorithm)
+    std::uint64_t max_contribution = 0;      // most blocks any worker has (allgather sizing)
+    CostEstimate cost;
+};
+
+// Bins of the agreement's histogram: a function of the aggregator count only, so every rank sizes the
+// agreement identically even if ranks disagree on count (which the agreement then reports).
+std::size_t histogram_bins(int aggregators);
+std::uint64_t bin_width(std::uint64_t num_blocks, std::size_t bins);
+
+// Expected size of the union of blocks in a bin from the sum and max of per-rank counts: a random
+// (Poisson) overlap model, never below the largest single rank.
+double estimated_union(const SumMax &bin, std::uint64_t width);
+
+CostEstimate estimate_costs(const Demand &demand, const CostParams &cost);
+std::vector<std::uint64_t> balance_shards(const Demand &demand);
+Plan make_plan(const Demand &demand, const Config &config);
+
+}  // namespace mpix::sparse

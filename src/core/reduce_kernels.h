@@ -1,0 +1,34 @@
+// Reduction kernels for the sparse path, one set per (element type, operation), chosen once per call.
+//
+// An aggregator accumulates the blocks of one window of its shard: per window slot it counts the
+// contributors seen so far. The first contributor initializes the slot (copy, or 0/1 normalization
+// for the logical ops); later ones combine into it. Contributors are visited in one fixed order, so the
+// result is bitwise reproducible.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/element_type.h"
+
+namespace mpix::sparse {
+
+struct ReduceKernels {
+    // For i in [0, nblocks): slot = pos(i) where pos(i) = index ? index[i] + shift : shift + i;
+    // acc + slot * block_bytes accumulates data + i * block_bytes (`elems` elements per block), and
+    // counts[slot] is incremented. Positions ascend and stay inside the window.
+    void (*accumulate)(std::byte *acc, std::uint32_t *counts, const std::uint32_t *index,
+                       std::int64_t shift, const std::byte *data, std::size_t nblocks,
+                       std::size_t elems);
+    // Called on a slot that fewer than all ranks contributed to: combines the identity into it. Only
+    // float SUM needs it (-0.0 + +0.0 = +0.0, as MPI_Allreduce computes); null otherwise.
+    void (*finish_partial)(std::byte *slot, std::size_t elems);
+    // acc[i] = init(x[i]) and acc[i] = op(acc[i], x[i]) over n elements: duplicates and allgather.
+    void (*init)(std::byte *acc, const std::byte *x, std::size_t n);
+    void (*combine)(std::byte *acc, const std::byte *x, std::size_t n);
+};
+
+// Requires is_sparse_capable(type, op).
+const ReduceKernels &kernels_for(ElementType type, ReduceOp op);
+
+}  // namespace mpix::sparse

@@ -1,0 +1,64 @@
+// The transport seen by the algorithms: send an active message to a peer of the group, receive
+// inbound messages through a sink, fetch rendezvous payloads into a chosen buffer, progress, and wait
+// for events without spinning. transport/ucx implements it over UCP; the unit tests implement it in
+// memory, so the streaming algorithm can be tested without a launcher.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "transport/wire_format.h"
+
+namespace mpix::sparse {
+
+// Counts operations in flight; each completes by decrementing `pending`. A failure is kept.
+struct Completion {
+    int pending = 0;
+    bool failed = false;
+    std::string failure;
+    bool done() const { return pending == 0; }
+};
+
+class Transport;
+
+// A message as it arrived. Its payload is either here (`data`, valid until released) or still at
+// the sender (rendezvous: fetch() it into a buffer of `bytes` bytes).
+struct InboundMessage {
+    WireHeader header{};
+    const std::byte *data = nullptr;
+    std::size_t bytes = 0;
+    bool rendezvous = false;
+    void *handle = nullptr;    // transport-owned descriptor (released by fetch() or release())
+    std::uint8_t storage = 0;  // how the transport holds the payload (transport-private)
+};
+
+// Receives messages for one context (one sparse communicator).
+class MessageSink {
+  public:
+    virtual ~MessageSink() = default;
+    // Takes ownership of the message: it must eventually be fetched or released.
+    virtual void on_message(InboundMessage &&message) = 0;
+};
+
+class Transport {
+  public:
+    virtual ~Transport() = default;
+
+    // Sends header + payload to `peer` (a rank of the group that the links were made for). The
+    // payload must stay untouched until `done` drops back. Bytes are added to *bytes_sent.
+    virtual void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes,
+                      Completion &done) = 0;
+    // Moves a rendezvous payload into dest (message.bytes long); `done` tracks it.
+    virtual void fetch(InboundMessage &message, void *dest, Completion &done) = 0;
+    // Gives back a message's resources (eager data, or an unwanted rendezvous payload).
+    virtual void release(InboundMessage &message) = 0;
+
+    // Makes progress on everything in flight; true when anything happened.
+    virtual bool progress() = 0;
+    // Blocks until an event may have arrived (or a short timeout), without burning the CPU that other
+    // ranks on the same core need. Only called after progress() returned false.
+    virtual void wait() = 0;
+};
+
+}  // namespace mpix::sparse

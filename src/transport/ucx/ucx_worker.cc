@@ -1,0 +1,252 @@
+#include "transport/ucx/ucx_worker.h"
+
+#include <poll.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include "transport/ucx/ucx_status.h"
+
+namespace mpix::sparse {
+namespace {
+
+constexpr unsigned kActiveMessageId = 0x5a;
+// Polls without events before the worker sleeps on its event fd: long enough to catch a reply that is
+// about to land, short enough not to steal the core from another rank when ranks outnumber cores.
+constexpr int kSpinPolls = 64;
+// Upper bound of one sleep; wakeups normally come from the event fd much sooner.
+constexpr int kSleepMs = 10;
+
+enum Storage : std::uint8_t { kNoPayload = 0, kUcxData = 1, kHeapCopy = 2, kRendezvous = 3 };
+
+void on_send_done(void *request, ucs_status_t status, void *user_data) {
+    auto *done = static_cast<Completion *>(user_data);
+    if (status != UCS_OK) {
+        done->failed = true;
+        done->failure = ucs_status_string(status);
+    }
+    --done->pending;
+    ucp_request_free(request);
+}
+
+void on_recv_done(void *request, ucs_status_t status, std::size_t, void *user_data) {
+    on_send_done(request, status, user_data);
+}
+
+// Starts tracking an operation's request: completed now, failed now, or pending until its callback.
+void track(ucs_status_ptr_t request, Completion &done) {
+    if (request == nullptr) return;
+    if (UCS_PTR_IS_ERR(request)) {
+        done.failed = true;
+        done.failure = ucs_status_string(UCS_PTR_STATUS(request));
+        return;
+    }
+    ++done.pending;
+}
+
+bool debug_enabled() {
+    static const bool on = [] {
+        const char *v = std::getenv("MPIX_SPARSE_DEBUG");
+        return v != nullptr && *v != '\0' && *v != '0';
+    }();
+    return on;
+}
+
+}  // namespace
+
+UcxWorker::UcxWorker(Router router) : router_(std::move(router)) {
+    ucp_config_t *config = nullptr;
+    check_ucx(ucp_config_read("MPIX_SPARSE", nullptr, &config), "ucp_config_read");
+    std::unique_ptr<ucp_config_t, void (*)(ucp_config_t *)> config_guard(config, ucp_config_release);
+
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+    params.mt_workers_shared = 0;
+    if (ucp_init(&params, config, &context_) != UCS_OK) {
+        // Some transport sets cannot wake a worker: run without events (and yield while idle).
+        params.features = UCP_FEATURE_AM;
+        check_ucx(ucp_init(&params, config, &context_), "ucp_init");
+    }
+
+    ucp_worker_params_t worker_params{};
+    worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+    if (ucs_status_t s = ucp_worker_create(context_, &worker_params, &worker_); s != UCS_OK) {
+        ucp_cleanup(context_);
+        check_ucx(s, "ucp_worker_create");
+    }
+    try {
+        ucp_address_t *address = nullptr;
+        std::size_t length = 0;
+        check_ucx(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");
+        address_.assign(reinterpret_cast<const char *>(address), reinterpret_cast<const char *>(address) + length);
+        ucp_worker_release_address(worker_, address);
+
+        ucp_am_handler_param_t handler{};
+        handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                             UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+        handler.id = kActiveMessageId;
+        handler.cb = &UcxWorker::on_active_message;
+        handler.arg = this;
+        handler.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
+        check_ucx(ucp_worker_set_am_recv_handler(worker_, &handler), "ucp_worker_set_am_recv_handler");
+
+        if ((params.features & UCP_FEATURE_WAKEUP) && ucp_worker_get_efd(worker_, &event_fd_) != UCS_OK)
+            event_fd_ = -1;
+    } catch (...) {
+        ucp_worker_destroy(worker_);
+        ucp_cleanup(context_);
+        throw;
+    }
+}
+
+UcxWorker::~UcxWorker() {
+    close_endpoints();
+    for (void *data : deferred_releases_) ucp_am_data_release(worker_, data);
+    ucp_worker_destroy(worker_);
+    ucp_cleanup(context_);
+}
+
+void UcxWorker::close_endpoints() {
+    std::vector<void *> pending;
+    for (auto &[address, ep] : endpoints_) {
+        ucp_request_param_t param{};
+        ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param); // flush mode: outstanding ops finish
+        if (UCS_PTR_IS_PTR(request)) pending.push_back(request);
+    }
+    endpoints_.clear();
+    // A peer that is already gone must not hang process exit: give the flush a bounded time.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!pending.empty() && std::chrono::steady_clock::now() < deadline) {
+        ucp_worker_progress(worker_);
+        for (auto it = pending.begin(); it != pending.end();) {
+            if (ucp_request_check_status(*it) != UCS_INPROGRESS) {
+                ucp_request_free(*it);
+                it = pending.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (void *request : pending) ucp_request_free(request);
+}
+
+ucp_ep_h UcxWorker::endpoint(const std::string &address) {
+    auto it = endpoints_.find(address);
+    if (it != endpoints_.end()) return it->second;
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = reinterpret_cast<const ucp_address_t *>(address.data());
+    ucp_ep_h ep = nullptr;
+    check_ucx(ucp_ep_create(worker_, &params, &ep), "ucp_ep_create");
+    endpoints_.emplace(address, ep);
+    return ep;
+}
+
+ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::size_t header_length,
+                                          void *data, std::size_t length, const ucp_am_recv_param_t *param) {
+    auto *self = static_cast<UcxWorker *>(arg);
+    const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    if (header_length != sizeof(WireHeader)) {
+        // Not ours to parse: drop (a rendezvous sender then completes).
+        if (debug_enabled()) std::cerr << "mpix_sparse: dropped a message with a bad header size\n";
+        return UCS_OK;
+    }
+    InboundMessage message;
+    std::memcpy(&message.header, header, sizeof(WireHeader));
+    message.bytes = length;
+    ucs_status_t keep = UCS_OK;
+    if (rendezvous) {
+        message.rendezvous = true;
+        message.handle = data;
+        message.storage = kRendezvous;
+        keep = UCS_INPROGRESS;
+    } else if (length == 0) {
+        message.storage = kNoPayload;
+    } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) {
+        message.data = static_cast<const std::byte *>(data);
+        message.handle = data;
+        message.storage = kUcxData;
+        keep = UCS_INPROGRESS;
+    } else {
+        // The data only lives during this callback: keep a copy.
+        auto *copy = new std::byte[length];
+        std::memcpy(copy, data, length);
+        message.data = copy;
+        message.handle = copy;
+        message.storage = kHeapCopy;
+    }
+    self->in_callback_ = true;
+    self->router_(std::move(message));
+    self->in_callback_ = false;
+    return keep;
+}
+
+void UcxWorker::send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes,
+                     Completion &done) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &on_send_done;
+    param.user_data = &done;
+    track(ucp_am_send_nbx(ep, kActiveMessageId, &header, sizeof(WireHeader), payload, bytes, &param), done);
+}
+
+void UcxWorker::fetch(InboundMessage &message, void *dest, Completion &done) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.recv_am = &on_recv_done;
+    param.user_data = &done;
+    void *handle = message.handle;
+    message.handle = nullptr; // UCX owns the descriptor from here on
+    message.storage = kNoPayload;
+    track(ucp_am_recv_data_nbx(worker_, handle, dest, message.bytes, &param), done);
+}
+
+void UcxWorker::release(InboundMessage &message) {
+    void *handle = message.handle;
+    const std::uint8_t storage = message.storage;
+    message.handle = nullptr;
+    message.data = nullptr;
+    message.storage = kNoPayload;
+    if (handle == nullptr) return;
+    if (storage == kHeapCopy) {
+        delete[] static_cast<std::byte *>(handle);
+    } else if (storage == kUcxData || storage == kRendezvous) {
+        // Inside the callback UCX still owns the descriptor until we return: release afterwards.
+        if (in_callback_) deferred_releases_.push_back(handle);
+        else ucp_am_data_release(worker_, handle);
+    }
+}
+
+bool UcxWorker::progress() {
+    const unsigned events = ucp_worker_progress(worker_);
+    if (!deferred_releases_.empty()) {
+        for (void *data : deferred_releases_) ucp_am_data_release(worker_, data);
+        deferred_releases_.clear();
+    }
+    if (events > 0) idle_polls_ = 0;
+    return events > 0;
+}
+
+void UcxWorker::wait() {
+    if (++idle_polls_ < kSpinPolls) return;
+    if (event_fd_ < 0) {
+        sched_yield();
+        return;
+    }
+    const ucs_status_t armed = ucp_worker_arm(worker_);
+    if (armed == UCS_ERR_BUSY) return; // events arrived meanwhile: go and progress them
+    if (armed != UCS_OK) {
+        sched_yield();
+        return;
+    }
+    pollfd fd{event_fd_, POLLIN, 0};
+    (void)poll(&fd, 1, kSleepMs);
+}
+
+}  // namespace mpix::sparse

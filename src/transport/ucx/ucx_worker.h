@@ -1,0 +1,76 @@
+// The process's own UCP context and worker, shared by every sparse communicator of the process (never
+// Open MPI's): one active-message handler, endpoints cached by peer address, progress, and waiting
+// that sleeps on the worker's event file descriptor instead of spinning.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "transport/transport.h"
+
+namespace mpix::sparse {
+
+class UcxWorker {
+  public:
+    // Where inbound messages go; called inside progress().
+    using Router = std::function<void(InboundMessage &&)>;
+
+    // Reads UCX configuration with the MPIX_SPARSE prefix (MPIX_SPARSE_UCX_TLS=... or UCX_TLS=...).
+    explicit UcxWorker(Router router);
+    ~UcxWorker();
+    UcxWorker(const UcxWorker &) = delete;
+    UcxWorker &operator=(const UcxWorker &) = delete;
+
+    const std::vector<char> &address() const { return address_; }
+    // The endpoint to the worker at `address`, created on first use.
+    ucp_ep_h endpoint(const std::string &address);
+
+    void send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done);
+    void fetch(InboundMessage &message, void *dest, Completion &done);
+    void release(InboundMessage &message);
+    bool progress();
+    void wait();
+
+  private:
+    static ucs_status_t on_active_message(void *arg, const void *header, std::size_t header_length,
+                                          void *data, std::size_t length, const ucp_am_recv_param_t *param);
+    void close_endpoints();
+
+    Router router_;
+    ucp_context_h context_ = nullptr;
+    ucp_worker_h worker_ = nullptr;
+    std::vector<char> address_;
+    std::map<std::string, ucp_ep_h> endpoints_;
+    int event_fd_ = -1;  // -1: the transports cannot wake us; yield instead
+    int idle_polls_ = 0;
+    bool in_callback_ = false;
+    std::vector<void *> deferred_releases_; // eager data released from inside the callback
+};
+
+// The Transport of one communicator: group rank -> endpoint.
+class UcxLinks final : public Transport {
+  public:
+    UcxLinks(UcxWorker &worker, std::vector<ucp_ep_h> endpoints)
+        : worker_(worker), endpoints_(std::move(endpoints)) {}
+    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes,
+              Completion &done) override {
+        worker_.send(endpoints_[static_cast<std::size_t>(peer)], header, payload, bytes, done);
+    }
+    void fetch(InboundMessage &message, void *dest, Completion &done) override {
+        worker_.fetch(message, dest, done);
+    }
+    void release(InboundMessage &message) override { worker_.release(message); }
+    bool progress() override { return worker_.progress(); }
+    void wait() override { worker_.wait(); }
+
+  private:
+    UcxWorker &worker_;
+    std::vector<ucp_ep_h> endpoints_;
+};
+
+}  // namespace mpix::sparse

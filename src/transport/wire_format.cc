@@ -1,0 +1,69 @@
+#include "transport/wire_format.h"
+
+#include <cstring>
+
+#include "core/element_type.h"
+
+namespace mpix::sparse {
+
+const char *check_header(const WireHeader &h, std::size_t header_bytes) {
+    if (header_bytes != sizeof(WireHeader)) return "header has the wrong size";
+    if (h.magic != kWireMagic) return "bad magic";
+    if (h.kind == MessageKind::Goodbye) return nullptr;
+    if (h.kind != MessageKind::Contribution && h.kind != MessageKind::Result) return "unknown kind";
+    if (h.elem_type >= static_cast<std::uint8_t>(ElementType::Count_) ||
+        h.reduce_op >= static_cast<std::uint8_t>(ReduceOp::Count_))
+        return "unknown element type or op";
+    if (!is_sparse_capable(static_cast<ElementType>(h.elem_type), static_cast<ReduceOp>(h.reduce_op)))
+        return "type and op are not sparse-capable";
+    if (h.block_elems == 0 || h.num_workers == 0) return "zero block size or workers";
+    const std::uint64_t blocks = (h.count + h.block_elems - 1) / h.block_elems;
+    if (h.count > (std::uint64_t{1} << 62) || h.shard_lo > h.shard_hi || h.shard_hi > blocks)
+        return "shard outside the vector";
+    if (h.begin > h.end || h.begin < h.shard_lo || h.end > h.shard_hi) return "range outside the shard";
+    if (h.nblocks > h.end - h.begin) return "more blocks than the range holds";
+    if (h.end - h.begin > 0xffffffffu && !(h.flags & kDenseRun)) return "packed range too long";
+    if (h.flags & kDenseRun) {
+        if (h.first < h.begin || h.first > h.end || h.nblocks > h.end - h.first)
+            return "dense run outside the range";
+    }
+    return nullptr;
+}
+
+const char *check_payload(const WireHeader &h, const BlockLayout &layout, const std::byte *payload,
+                          std::size_t payload_bytes, MessageView *view) {
+    *view = MessageView{};
+    view->data = payload;
+    if (h.nblocks == 0) return payload_bytes == 0 ? nullptr : "payload without blocks";
+    // Block data lengths are multiples of the element size (>= 4), so the trailing uint32 arrays are
+    // aligned when the payload is; receivers hand in 8-byte aligned payloads.
+    if ((reinterpret_cast<std::uintptr_t>(payload) & 7u) != 0) return "misaligned payload";
+    if (h.flags & kDenseRun) {
+        view->dense = true;
+        view->first = h.first;
+        view->n = h.nblocks;
+        const std::size_t data_bytes = layout.run_bytes(h.first, h.nblocks);
+        const std::size_t extra = (h.flags & kPresence) ? presence_bytes(h.nblocks) : 0;
+        if (payload_bytes != data_bytes + extra) return "dense run has wrong length";
+        if (extra) view->presence = reinterpret_cast<const std::uint32_t *>(payload + data_bytes);
+        return nullptr;
+    }
+    if (h.flags & kPresence) return "presence bitmap on a packed message";
+    const std::size_t index_bytes = static_cast<std::size_t>(h.nblocks) * sizeof(std::uint32_t);
+    if (payload_bytes < index_bytes) return "packed payload shorter than its index";
+    const auto *idx = reinterpret_cast<const std::uint32_t *>(payload + (payload_bytes - index_bytes));
+    const std::uint64_t span = h.end - h.begin;
+    for (std::uint64_t i = 0; i < h.nblocks; ++i) {
+        if (idx[i] >= span) return "block number outside the range";
+        if (i > 0 && idx[i] <= idx[i - 1]) return "block numbers not ascending";
+    }
+    const std::size_t data_bytes = static_cast<std::size_t>(h.nblocks - 1) * layout.block_bytes() +
+                                   layout.bytes_of(h.begin + idx[h.nblocks - 1]);
+    if (data_bytes + index_bytes != payload_bytes) return "packed payload has wrong length";
+    view->first = h.begin;
+    view->n = h.nblocks;
+    view->index = idx;
+    return nullptr;
+}
+
+}  // namespace mpix::sparse

@@ -1,0 +1,70 @@
+// The messages ranks exchange. Every message is an active message whose header is a WireHeader and
+// whose payload holds blocks:
+//   dense run (kDenseRun): the contiguous blocks [first, first + nblocks), exactly as in the vector;
+//                         with kPresence, followed by a bitmap (uint32 words) of the blocks that
+//                         are really there: the others are zero bytes sent only because one run was
+//                         cheaper than a list, and are not part of the union;
+//   packed:               nblocks blocks back to back (all full but a final partial block of the
+//                         vector), then nblocks uint32 block numbers relative to `begin`, ascending.
+// A message covers the block range [begin, end) of one aggregator's shard: blocks of the range that
+// it does not carry are zero for its sender. Receivers validate everything here before use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/block_layout.h"
+
+namespace mpix::sparse {
+
+enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 3 };
+
+inline constexpr std::uint32_t kWireMagic = 0x4d505831; // "MPX1"
+inline constexpr std::uint8_t kDenseRun = 1;
+inline constexpr std::uint8_t kPresence = 2;
+
+struct WireHeader {
+    std::uint32_t magic = kWireMagic;
+    MessageKind kind = MessageKind::Contribution;
+    std::uint8_t flags = 0;
+    std::uint8_t elem_type = 0;
+    std::uint8_t reduce_op = 0;
+    std::uint32_t context = 0;     // which sparse communicator
+    std::uint32_t sender = 0;      // worker index (Contribution, Goodbye) or aggregator index
+    std::uint32_t block_elems = 0; // elements per block
+    std::uint32_t num_workers = 0; // contributors of the operation
+    std::uint64_t seq = 0;         // operation number on the communicator
+    std::uint64_t count = 0;       // elements of the whole vector
+    std::uint64_t shard_lo = 0;    // the aggregator's shard [shard_lo, shard_hi), in blocks
+    std::uint64_t shard_hi = 0;
+    std::uint64_t begin = 0;       // covered blocks [begin, end)
+    std::uint64_t end = 0;
+    std::uint64_t first = 0;       // dense run: first block carried
+    std::uint64_t nblocks = 0;     // blocks carried
+};
+static_assert(sizeof(WireHeader) == 88, "WireHeader layout is part of the wire protocol");
+
+inline std::size_t presence_bytes(std::uint64_t nblocks) {
+    return static_cast<std::size_t>((nblocks + 31) / 32) * sizeof(std::uint32_t);
+}
+
+// A message's blocks, located inside its (checked) payload.
+struct MessageView {
+    bool dense = false;
+    std::uint64_t first = 0;                // dense: first block of the run; packed: `begin`
+    std::uint64_t n = 0;                    // dense: run length; packed: blocks listed
+    const std::byte *data = nullptr;        // block data
+    const std::uint32_t *index = nullptr;   // packed: block numbers relative to first
+    const std::uint32_t *presence = nullptr; // dense with kPresence: bit i = block first+i is there
+};
+
+// Checks that do not need the payload: magic, kind, ranges inside the vector and the shard, block
+// counts consistent with the range. Returns a description of the first problem, or nullptr.
+const char *check_header(const WireHeader &h, std::size_t header_bytes);
+
+// Checks a payload against its (already checked) header and the receiver's layout: length, index
+// order and range. Returns a description of the first problem, or nullptr and fills *view.
+const char *check_payload(const WireHeader &h, const BlockLayout &layout, const std::byte *payload,
+                          std::size_t payload_bytes, MessageView *view);
+
+}  // namespace mpix::sparse
