@@ -198,9 +198,9 @@ void AggregatorRole::accumulate(const BlockBatch &batch, std::byte *acc, std::ui
         --n;
         kernels_.accumulate(acc, res_.counts.data(), batch.index ? batch.index + n : nullptr,
                             batch.index ? shift : shift + static_cast<std::int64_t>(n),
-                            batch.data + n * spec_.layout.block_bytes(), 1, spec_.layout.elems_of(last_block));
+                            batch.data + n * spec_.layout.block_bytes(), 1, spec_.layout.elems_of(last_block), elems);
     }
-    kernels_.accumulate(acc, res_.counts.data(), batch.index, shift, batch.data, n, elems);
+    kernels_.accumulate(acc, res_.counts.data(), batch.index, shift, batch.data, n, elems, elems);
 }
 
 void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {

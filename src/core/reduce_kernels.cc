@@ -62,10 +62,11 @@ void combine_elems(std::byte *acc, const std::byte *x, std::size_t n) {
 
 template <class T, class Op>
 void accumulate(std::byte *acc, std::uint32_t *counts, const std::uint32_t *index,
-                std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems) {
+                std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems,
+                std::size_t stride) {
     T *a = reinterpret_cast<T *>(acc);
     const T *v = reinterpret_cast<const T *>(data);
-    if (elems == 1) {
+    if (stride == 1) {
         // Element-sparse traffic: one element per block, a scalar loop without calls.
         for (std::size_t i = 0; i < nblocks; ++i) {
             const std::size_t slot =
@@ -77,8 +78,8 @@ void accumulate(std::byte *acc, std::uint32_t *counts, const std::uint32_t *inde
     for (std::size_t i = 0; i < nblocks; ++i) {
         const std::size_t slot =
             static_cast<std::size_t>((index ? std::int64_t{index[i]} : std::int64_t(i)) + shift);
-        T *out = a + slot * elems;
-        const T *in = v + i * elems;
+        T *out = a + slot * stride;
+        const T *in = v + i * stride;
         if (counts[slot]++ == 0) {
             if (out != in) init_elems<T, Op>(reinterpret_cast<std::byte *>(out),
                                              reinterpret_cast<const std::byte *>(in), elems);

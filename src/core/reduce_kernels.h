@@ -15,11 +15,12 @@ namespace mpix::sparse {
 
 struct ReduceKernels {
     // For i in [0, nblocks): slot = pos(i) where pos(i) = index ? index[i] + shift : shift + i;
-    // acc + slot * block_bytes accumulates data + i * block_bytes (`elems` elements per block), and
+    // the `elems` elements at acc + slot * stride accumulate those at data + i * stride (stride in
+    // elements: the block size; elems < stride only for the vector's final, partial block), and
     // counts[slot] is incremented. Positions ascend and stay inside the window.
     void (*accumulate)(std::byte *acc, std::uint32_t *counts, const std::uint32_t *index,
                        std::int64_t shift, const std::byte *data, std::size_t nblocks,
-                       std::size_t elems);
+                       std::size_t elems, std::size_t stride);
     // Called on a slot that fewer than all ranks contributed to: combines the identity into it. Only
     // float SUM needs it (-0.0 + +0.0 = +0.0, as MPI_Allreduce computes); null otherwise.
     void (*finish_partial)(std::byte *slot, std::size_t elems);

@@ -1,0 +1,78 @@
+// Configuration parsing: strict values, errors that name the key.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "core/config.h"
+#include "core/error.h"
+
+namespace mpix::sparse {
+namespace {
+
+Config parse(const std::map<std::string, std::string> &values) {
+    return apply_settings(Config{}, [&](const SettingName &name) -> std::optional<std::string> {
+        for (const char *key : {name.info_key, name.env_var}) {
+            if (key == nullptr) continue;
+            auto it = values.find(key);
+            if (it != values.end()) return it->second;
+        }
+        return std::nullopt;
+    });
+}
+
+ErrorId parse_error(const std::map<std::string, std::string> &values) {
+    try {
+        parse(values);
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find(describe(e.id()).message), std::string::npos);
+        return e.id();
+    }
+    return ErrorId::Count_;
+}
+
+TEST(Config, DefaultsAndValidValues) {
+    const Config d = parse({});
+    EXPECT_EQ(d.block_elems, 256u);
+    EXPECT_EQ(d.aggregators, 0);
+    EXPECT_EQ(d.mode, AggregatorMode::Colocated);
+    EXPECT_EQ(d.algorithm, AlgorithmChoice::Auto);
+    const Config c = parse({{"mpix_sparse_block_size", " 64 "},
+                            {"mpix_sparse_aggregators", "2"},
+                            {"mpix_sparse_aggregator_mode", "Dedicated"},
+                            {"mpix_sparse_algorithm", "allgather"},
+                            {"mpix_sparse_placement", "packed"},
+                            {"mpix_sparse_hierarchical", "off"},
+                            {"mpix_sparse_dense_below", "0"},
+                            {"MPIX_SPARSE_WINDOW", "8"},
+                            {"MPIX_SPARSE_COST_DENSE_BETA_NS", "2.5"}});
+    EXPECT_EQ(c.block_elems, 64u);
+    EXPECT_EQ(c.aggregators, 2);
+    EXPECT_EQ(c.mode, AggregatorMode::Dedicated);
+    EXPECT_EQ(c.algorithm, AlgorithmChoice::Allgather);
+    EXPECT_EQ(c.placement, Placement::Packed);
+    EXPECT_EQ(c.hierarchical, Hierarchy::Off);
+    EXPECT_EQ(c.dense_below_bytes, 0u);
+    EXPECT_EQ(c.window, 8);
+    EXPECT_DOUBLE_EQ(c.cost.dense_beta_ns, 2.5);
+}
+
+TEST(Config, BadValuesAreErrorsNamingTheKey) {
+    EXPECT_EQ(parse_error({{"mpix_sparse_block_size", "0"}}), ErrorId::InfoBlockSize);
+    EXPECT_EQ(parse_error({{"mpix_sparse_block_size", "12abc"}}), ErrorId::InfoBlockSize);
+    EXPECT_EQ(parse_error({{"mpix_sparse_block_size", "-4"}}), ErrorId::InfoBlockSize);
+    EXPECT_EQ(parse_error({{"mpix_sparse_block_size", "99999999999999999999"}}), ErrorId::InfoBlockSize);
+    EXPECT_EQ(parse_error({{"mpix_sparse_aggregators", "0"}}), ErrorId::InfoAggregators);
+    EXPECT_EQ(parse_error({{"mpix_sparse_aggregator_mode", "both"}}), ErrorId::InfoAggregatorMode);
+    EXPECT_EQ(parse_error({{"mpix_sparse_algorithm", ""}}), ErrorId::InfoAlgorithm);
+    EXPECT_EQ(parse_error({{"mpix_sparse_placement", "random"}}), ErrorId::InfoPlacement);
+    EXPECT_EQ(parse_error({{"mpix_sparse_hierarchical", "yes"}}), ErrorId::InfoHierarchical);
+    EXPECT_EQ(parse_error({{"mpix_sparse_dense_below", "1k"}}), ErrorId::InfoDenseBelow);
+    EXPECT_EQ(parse_error({{"MPIX_SPARSE_MESSAGE_BYTES", "12"}}), ErrorId::InfoTuning);
+    EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_MEMORY_NS", "-1"}}), ErrorId::InfoTuning);
+    for (ErrorId id : {ErrorId::InfoBlockSize, ErrorId::InfoAggregators, ErrorId::InfoAlgorithm})
+        EXPECT_NE(std::string(describe(id).message).find("mpix_sparse_"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mpix::sparse

@@ -1,0 +1,101 @@
+// Message planning from a worker's data: packed vs dense by exact byte counts, coverage ranges.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "algo/contribution_source.h"
+#include "algo/message_cursor.h"
+#include "core/block_scan.h"
+
+namespace mpix::sparse {
+namespace {
+
+TEST(ContributionSource, BitmapPlansDenseRunForContiguousBlocks) {
+    const BlockLayout layout{64 * 4, 4, 4}; // 64 blocks of 16 bytes
+    std::vector<std::uint32_t> data(layout.count, 0);
+    for (std::uint64_t k = 10; k < 20; ++k) data[k * 4] = 1;
+    BlockBitmap bitmap;
+    bitmap.reset(64);
+    scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap, nullptr);
+    BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
+    std::vector<std::uint32_t> index(64);
+    const MessagePlan p = source.plan(0, 64, 64, index.data());
+    EXPECT_TRUE(p.dense);
+    EXPECT_FALSE(p.presence);
+    EXPECT_EQ(p.first, 10u);
+    EXPECT_EQ(p.last, 19u);
+    EXPECT_EQ(p.end, 64u);
+    EXPECT_NE(source.dense_run(p), nullptr);
+    // Budget of 4 blocks: the message stops and covers up to the next block it leaves out.
+    const MessagePlan q = source.plan(0, 64, 4, index.data());
+    EXPECT_EQ(q.n, 4u);
+    EXPECT_EQ(q.end, 14u);
+}
+
+TEST(ContributionSource, ScatteredBlocksArePacked) {
+    const BlockLayout layout{64 * 4, 4, 4};
+    std::vector<std::uint32_t> data(layout.count, 0);
+    for (std::uint64_t k = 0; k < 64; k += 8) data[k * 4 + 3] = 2;
+    BlockBitmap bitmap;
+    bitmap.reset(64);
+    scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap, nullptr);
+    BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
+    std::vector<std::uint32_t> index(64);
+    const MessagePlan p = source.plan(0, 64, 64, index.data());
+    EXPECT_FALSE(p.dense);
+    ASSERT_EQ(p.n, 8u);
+    std::vector<std::byte> payload(max_packed_bytes(p.n, 16));
+    const std::size_t bytes = source.pack(p, 0, index.data(), payload.data());
+    EXPECT_EQ(bytes, 8 * 16 + 8 * 4u);
+    WireHeader h;
+    h.begin = 0;
+    h.end = 64;
+    h.nblocks = 8;
+    MessageView view;
+    ASSERT_EQ(check_payload(h, layout, payload.data(), bytes, &view), nullptr);
+    MessageCursor cursor(view, layout);
+    std::vector<std::uint64_t> seen;
+    cursor.take_until(33, [&](const BlockBatch &b) {
+        for (std::size_t i = 0; i < b.n; ++i) seen.push_back(b.block(i));
+    });
+    EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 8, 16, 24, 32}));
+    EXPECT_EQ(cursor.peek(), 40u);
+}
+
+TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
+    // 4-byte values: packed costs 8 bytes a pair, a dense run 4 bytes an element plus a bit.
+    std::vector<std::int64_t> idx;
+    std::vector<float> val;
+    for (std::int64_t i = 100; i < 200; ++i)
+        if (i % 10 != 0) {
+            idx.push_back(i);
+            val.push_back(static_cast<float>(i));
+        }
+    PairsSource source(idx.data(), reinterpret_cast<const std::byte *>(val.data()), idx.size(), 4);
+    std::vector<std::uint32_t> index(1000);
+    const MessagePlan p = source.plan(0, 1000, 1000, index.data());
+    EXPECT_TRUE(p.dense);
+    EXPECT_TRUE(p.presence);
+    EXPECT_EQ(p.first, 101u);
+    EXPECT_EQ(p.last, 199u);
+    std::vector<std::byte> payload(max_packed_bytes(p.n, 4));
+    const std::size_t bytes = source.pack(p, 0, index.data(), payload.data());
+    WireHeader h;
+    h.begin = 0;
+    h.end = 1000;
+    h.flags = kDenseRun | kPresence;
+    h.first = p.first;
+    h.nblocks = p.span();
+    MessageView view;
+    const BlockLayout layout{1000, 1, 4};
+    ASSERT_EQ(check_payload(h, layout, payload.data(), bytes, &view), nullptr);
+    MessageCursor cursor(view, layout);
+    std::vector<std::uint64_t> seen;
+    cursor.take_until(MessageCursor::kEnd, [&](const BlockBatch &b) {
+        for (std::size_t i = 0; i < b.n; ++i) seen.push_back(b.block(i));
+    });
+    EXPECT_EQ(seen, std::vector<std::uint64_t>(idx.begin(), idx.end())) << "gaps are not part of the union";
+}
+
+}  // namespace
+}  // namespace mpix::sparse

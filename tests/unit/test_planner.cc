@@ -1,0 +1,78 @@
+// The planner: union estimates, cost model choices, and shards that balance non-zero work.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/planner.h"
+
+namespace mpix::sparse {
+namespace {
+
+Demand demand(std::uint64_t blocks, int workers, int aggregators, double density) {
+    Demand d;
+    d.workers = workers;
+    d.aggregators = aggregators;
+    d.layout = BlockLayout{blocks * 256, 256, 4};
+    const std::size_t bins = histogram_bins(aggregators);
+    d.bin_width = bin_width(blocks, bins);
+    const auto per_bin = static_cast<std::int64_t>(density * static_cast<double>(d.bin_width));
+    d.bins.assign(bins, SumMax{per_bin * workers, per_bin});
+    d.nonzero_max = static_cast<std::uint64_t>(density * static_cast<double>(blocks));
+    d.nonzero_sum = d.nonzero_max * static_cast<std::uint64_t>(workers);
+    return d;
+}
+
+TEST(Planner, UnionEstimateBetweenMaxAndSum) {
+    EXPECT_DOUBLE_EQ(estimated_union(SumMax{0, 0}, 100), 0.0);
+    const double u = estimated_union(SumMax{40, 10}, 1000);
+    EXPECT_GE(u, 10.0);
+    EXPECT_LE(u, 40.0);
+    EXPECT_LE(estimated_union(SumMax{5000, 1000}, 1000), 1000.0) << "never more than the bin";
+}
+
+TEST(Planner, SparseWinsAtLowDensityDenseAtFullDensityForCheapDense) {
+    Config config;
+    config.cost.dense_beta_ns = 0.5; // a fast dense allreduce
+    config.cost.sparse_beta_ns = 1.0;
+    const Plan sparse = make_plan(demand(65536, 4, 4, 0.01), config);
+    EXPECT_NE(sparse.algorithm, Algorithm::Dense);
+    const Plan dense = make_plan(demand(65536, 4, 4, 1.0), config);
+    EXPECT_EQ(dense.algorithm, Algorithm::Dense);
+    EXPECT_GT(dense.cost.aggregator_us, dense.cost.dense_us);
+}
+
+TEST(Planner, ForcedAlgorithmIsObeyed) {
+    Config config;
+    config.algorithm = AlgorithmChoice::Aggregator;
+    const Plan p = make_plan(demand(1024, 3, 3, 1.0), config);
+    EXPECT_EQ(p.algorithm, Algorithm::Aggregator);
+    ASSERT_EQ(p.shard_bounds.size(), 4u);
+    EXPECT_EQ(p.shard_bounds.front(), 0u);
+    EXPECT_EQ(p.shard_bounds.back(), 1024u);
+}
+
+TEST(Planner, ShardsBalanceClusteredWork) {
+    // All non-zeros in the first tenth of the vector: contiguous equal shards would give it all to
+    // aggregator 0.
+    Demand d = demand(100000, 4, 4, 0.0);
+    const std::size_t hot = d.bins.size() / 10;
+    for (std::size_t j = 0; j < hot; ++j) d.bins[j] = SumMax{static_cast<std::int64_t>(d.bin_width) * 2, static_cast<std::int64_t>(d.bin_width) / 2};
+    const auto bounds = balance_shards(d);
+    ASSERT_EQ(bounds.size(), 5u);
+    EXPECT_TRUE(std::is_sorted(bounds.begin(), bounds.end()));
+    const std::uint64_t hot_end = hot * d.bin_width;
+    for (int a = 0; a < 3; ++a) {
+        const std::uint64_t width = bounds[static_cast<std::size_t>(a) + 1] - bounds[static_cast<std::size_t>(a)];
+        EXPECT_NEAR(static_cast<double>(width), static_cast<double>(hot_end) / 4, static_cast<double>(hot_end) / 20)
+            << "shard " << a << " should take a quarter of the hot range";
+    }
+}
+
+TEST(Planner, EmptyDemandGivesEqualShards) {
+    const auto bounds = balance_shards(demand(1000, 4, 4, 0.0));
+    EXPECT_EQ(bounds, (std::vector<std::uint64_t>{0, 250, 500, 750, 1000}));
+}
+
+}  // namespace
+}  // namespace mpix::sparse

@@ -1,0 +1,110 @@
+// Message validation: everything a peer says is checked before it is used.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "transport/wire_format.h"
+
+namespace mpix::sparse {
+namespace {
+
+WireHeader valid_header() {
+    WireHeader h;
+    h.kind = MessageKind::Contribution;
+    h.elem_type = 0; // F32
+    h.reduce_op = 0; // sum
+    h.block_elems = 4;
+    h.num_workers = 2;
+    h.count = 40; // 10 blocks of 16 bytes
+    h.shard_lo = 2;
+    h.shard_hi = 8;
+    h.begin = 2;
+    h.end = 8;
+    return h;
+}
+
+const BlockLayout kLayout{40, 4, 4};
+
+TEST(WireFormat, HeaderChecks) {
+    EXPECT_EQ(check_header(valid_header(), sizeof(WireHeader)), nullptr);
+    EXPECT_NE(check_header(valid_header(), sizeof(WireHeader) - 1), nullptr);
+    auto h = valid_header();
+    h.magic = 0;
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+    h = valid_header();
+    h.shard_hi = 11; // beyond the vector's 10 blocks
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+    h = valid_header();
+    h.end = 9; // beyond the shard
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+    h = valid_header();
+    h.nblocks = 7; // more than the range holds
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+    h = valid_header();
+    h.elem_type = 0;
+    h.reduce_op = 1; // bor on float
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+    h = valid_header();
+    h.flags = kDenseRun;
+    h.first = 5;
+    h.nblocks = 4; // 5..8 runs past end 8
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+}
+
+TEST(WireFormat, PackedPayloadLengthAndIndexOrder) {
+    auto h = valid_header();
+    h.nblocks = 2;
+    std::vector<std::uint32_t> payload(8 + 2); // two 16-byte blocks, then two block numbers
+    payload[8] = 1;
+    payload[9] = 4;
+    MessageView view;
+    auto *p = reinterpret_cast<const std::byte *>(payload.data());
+    ASSERT_EQ(check_payload(h, kLayout, p, 40, &view), nullptr);
+    EXPECT_FALSE(view.dense);
+    EXPECT_EQ(view.n, 2u);
+    EXPECT_EQ(view.first, 2u);
+    EXPECT_EQ(view.index[1], 4u);
+    EXPECT_NE(check_payload(h, kLayout, p, 36, &view), nullptr) << "short payload";
+    EXPECT_NE(check_payload(h, kLayout, p, 44, &view), nullptr) << "long payload";
+    payload[9] = 1;
+    EXPECT_NE(check_payload(h, kLayout, p, 40, &view), nullptr) << "block numbers must ascend";
+    payload[9] = 6;
+    EXPECT_NE(check_payload(h, kLayout, p, 40, &view), nullptr) << "block 2+6 lies outside [2, 8)";
+}
+
+TEST(WireFormat, DenseRunWithPresence) {
+    auto h = valid_header();
+    h.flags = kDenseRun | kPresence;
+    h.first = 3;
+    h.nblocks = 3;
+    std::vector<std::uint32_t> payload(12 + 1, 0);
+    payload[12] = 0b101;
+    MessageView view;
+    auto *p = reinterpret_cast<const std::byte *>(payload.data());
+    ASSERT_EQ(check_payload(h, kLayout, p, 52, &view), nullptr);
+    EXPECT_TRUE(view.dense);
+    ASSERT_NE(view.presence, nullptr);
+    EXPECT_EQ(view.presence[0], 0b101u);
+    EXPECT_NE(check_payload(h, kLayout, p, 48, &view), nullptr) << "presence bitmap missing";
+    EXPECT_NE(check_payload(h, kLayout, p + 4, 52, &view), nullptr) << "misaligned payload";
+}
+
+TEST(WireFormat, PartialLastBlockLength) {
+    WireHeader h = valid_header();
+    h.count = 38; // last block (9) has 2 elements
+    h.shard_hi = 10;
+    h.end = 10;
+    h.begin = 8;
+    h.flags = kDenseRun;
+    h.first = 8;
+    h.nblocks = 2;
+    const BlockLayout layout{38, 4, 4};
+    std::vector<std::uint32_t> payload(6);
+    MessageView view;
+    EXPECT_EQ(check_payload(h, layout, reinterpret_cast<const std::byte *>(payload.data()), 24, &view), nullptr);
+    EXPECT_NE(check_payload(h, layout, reinterpret_cast<const std::byte *>(payload.data()), 32, &view), nullptr);
+}
+
+}  // namespace
+}  // namespace mpix::sparse
