@@ -30,7 +30,7 @@ void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::
     // Decided from values every rank shares (arguments and configuration), so all ranks agree without
     // communicating: one rank, types and ops outside the sparse path, small messages, forced dense.
     const bool sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
-    if (!sparse_capable || state.size() == 1 || config.algorithm == AlgorithmChoice::Dense ||
+    if (!sparse_capable || count == 0 || state.size() == 1 || config.algorithm == AlgorithmChoice::Dense ||
         count * element_size(*type) < config.dense_below_bytes) {
         serve_dense(state, sendbuf, recvbuf, count, datatype, op);
         return;

@@ -1,0 +1,40 @@
+// GoogleTest main for tests that run on every rank under mpirun. All ranks run the same tests in the
+// same order (tests are collective); rank 0 prints the usual report, other ranks print only their
+// failures, and every rank exits with the combined result.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+
+namespace {
+
+class FailuresOnly : public ::testing::EmptyTestEventListener {
+  public:
+    explicit FailuresOnly(int rank) : rank_(rank) {}
+    void OnTestPartResult(const ::testing::TestPartResult &r) override {
+        if (r.failed())
+            std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_, r.file_name() ? r.file_name() : "?", r.line_number(),
+                         r.summary());
+    }
+
+  private:
+    int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    ::testing::InitGoogleTest(&argc, argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) {
+        auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
+        delete listeners.Release(listeners.default_result_printer());
+        listeners.Append(new FailuresOnly(rank));
+    }
+    int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return failed;
+}

@@ -1,0 +1,171 @@
+// Specific situations: sub-communicators and several communicators at once, thousands of calls in a
+// row, statistics, and the sparse path really moving fewer bytes.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "mpi_test_util.h"
+#include "test_data.h"
+
+namespace mpix::sparse::testing {
+namespace {
+
+// A float vector with exactly the blocks `on` set to small integers (rank-dependent).
+std::vector<float> sparse_floats(std::size_t count, std::uint32_t block, double density, Pattern p, int rank,
+                                 int ranks, unsigned seed) {
+    const auto on = block_pattern(p, (count + block - 1) / block, density, rank, ranks, seed);
+    auto bytes = make_vector(ElementType::F32, count, block, on, seed + static_cast<unsigned>(rank));
+    std::vector<float> v(count);
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+}
+
+std::vector<float> reference(const std::vector<float> &in, MPI_Comm comm) {
+    std::vector<float> out(in.size());
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_FLOAT, MPI_SUM, comm);
+    return out;
+}
+
+TEST(AllreduceCases, SubCommunicatorsInterleavedWithWorld) {
+    const int rank = world_rank(), size = world_size();
+    MPI_Comm halves;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
+    MPI_Comm reversed;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed); // same group, other rank order
+    SparseComm forced(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
+    for (int round = 0; round < 6; ++round) {
+        for (MPI_Comm c : {halves, reversed, forced.get(), MPI_COMM_WORLD}) {
+            int crank, csize;
+            MPI_Comm_rank(c, &crank);
+            MPI_Comm_size(c, &csize);
+            auto in = sparse_floats(200000 + static_cast<std::size_t>(round), 256, 0.02, Pattern::Random, crank, csize,
+                                    static_cast<unsigned>(round) + 11);
+            std::vector<float> out(in.size());
+            EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT,
+                                            MPI_SUM, c),
+                      MPI_SUCCESS);
+            EXPECT_EQ(out, reference(in, c)) << "round " << round;
+        }
+    }
+    MPI_Comm_free(&halves);
+    MPI_Comm_free(&reversed);
+}
+
+TEST(AllreduceCases, ThousandsOfCallsInARow) {
+    const int rank = world_rank(), size = world_size();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}});
+    MPIX_Sparse_stats_reset(comm.get());
+    const auto in = sparse_floats(8192, 64, 0.05, Pattern::Random, rank, size, 5);
+    const auto want = reference(in, MPI_COMM_WORLD);
+    std::vector<float> out(in.size());
+    int failures = 0;
+    const int calls = 3000;
+    for (int i = 0; i < calls; ++i) {
+        if (MPIX_Sparse_allreduce(in.data(), out.data(), 8192, MPI_FLOAT, MPI_SUM, comm.get()) != MPI_SUCCESS) ++failures;
+        if (i % 250 == 0 && out != want) ++failures;
+    }
+    EXPECT_EQ(failures, 0);
+    EXPECT_EQ(out, want);
+    EXPECT_EQ(stats_of(comm.get()).calls, calls);
+}
+
+TEST(AllreduceCases, StatisticsCountCallsPathsAndBytes) {
+    const int rank = world_rank(), size = world_size();
+    SparseComm comm(MPI_COMM_WORLD, {});
+    MPI_Comm c = comm.get();
+    EXPECT_EQ(stats_of(c).calls, 0);
+    std::vector<float> small(16, 1.0f), out(16);
+    EXPECT_EQ(MPIX_Sparse_allreduce(small.data(), out.data(), 16, MPI_FLOAT, MPI_SUM, c), MPI_SUCCESS);
+    MPIX_Sparse_stats s = stats_of(c);
+    EXPECT_EQ(s.calls, 1);
+    EXPECT_EQ(s.dense_fallbacks, 1) << "16 floats are below the dense threshold";
+    EXPECT_EQ(s.last_algorithm, MPIX_SPARSE_ALGORITHM_DENSE);
+    EXPECT_EQ(s.bytes_sent, 0);
+    auto in = sparse_floats(1 << 22, 256, 0.01, Pattern::Random, rank, size, 9);
+    std::vector<float> big(in.size());
+    EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), big.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM, c),
+              MPI_SUCCESS);
+    s = stats_of(c);
+    EXPECT_EQ(s.calls, 2);
+    if (size > 1) {
+        EXPECT_NE(s.last_algorithm, MPIX_SPARSE_ALGORITHM_DENSE) << "1% density must take a sparse path";
+        EXPECT_GT(s.bytes_sent, 0);
+        EXPECT_GT(s.bytes_received, 0);
+    }
+    EXPECT_EQ(MPIX_Sparse_stats_reset(c), MPI_SUCCESS);
+    EXPECT_EQ(stats_of(c).calls, 0);
+    EXPECT_EQ(stats_of(c).bytes_sent, 0);
+}
+
+TEST(AllreduceCases, OnePercentDensitySendsASmallFractionOfTheBuffer) {
+    const int rank = world_rank(), size = world_size();
+    if (size == 1) GTEST_SKIP() << "nothing travels on one rank";
+    for (const char *algorithm : {"auto", "aggregator"}) {
+        SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", algorithm}});
+        const std::size_t count = std::size_t{1} << 22; // 16 MiB of floats
+        auto in = sparse_floats(count, 256, 0.01, Pattern::Random, rank, size, 21);
+        std::vector<float> out(count);
+        MPIX_Sparse_stats_reset(comm.get());
+        const int calls = 5;
+        for (int i = 0; i < calls; ++i)
+            ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
+                                            comm.get()),
+                      MPI_SUCCESS);
+        EXPECT_EQ(out, reference(in, MPI_COMM_WORLD));
+        const double per_call = static_cast<double>(stats_of(comm.get()).bytes_sent) / calls;
+        const double fraction = per_call / static_cast<double>(count * sizeof(float));
+        // Each rank sends its 1% to the aggregators and, as an aggregator, its shard of the union
+        // (about P%) to the other ranks: a few percent, against 2(P-1)/P = up to 150% for a ring.
+        EXPECT_LT(fraction, 0.05) << algorithm << ": rank " << rank << " sent " << per_call << " bytes per call";
+        EXPECT_GT(fraction, 0.0);
+    }
+}
+
+TEST(AllreduceCases, InPlaceEqualsOutOfPlaceBitwise) {
+    const int rank = world_rank(), size = world_size();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
+    // Fractional values: the summation order matters, and must be the same both ways and on all ranks.
+    std::vector<double> in(300000, 0.0);
+    std::mt19937_64 rng(static_cast<unsigned>(rank) + 40);
+    for (std::size_t i = 0; i < in.size(); i += 7) in[i] = std::uniform_real_distribution<double>(-1, 1)(rng);
+    std::vector<double> out(in.size()), inplace = in;
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_DOUBLE, MPI_SUM,
+                                    comm.get()),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Sparse_allreduce(MPI_IN_PLACE, inplace.data(), static_cast<MPI_Count>(in.size()), MPI_DOUBLE,
+                                    MPI_SUM, comm.get()),
+              MPI_SUCCESS);
+    EXPECT_EQ(std::memcmp(out.data(), inplace.data(), out.size() * 8), 0);
+    EXPECT_TRUE(same_on_all_ranks(out.data(), out.size() * 8, MPI_COMM_WORLD));
+    // Run to run: the same inputs give the same bits.
+    std::vector<double> again(in.size());
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), again.data(), static_cast<MPI_Count>(in.size()), MPI_DOUBLE, MPI_SUM,
+                                    comm.get()),
+              MPI_SUCCESS);
+    EXPECT_EQ(std::memcmp(out.data(), again.data(), out.size() * 8), 0);
+    // And close to MPI_Allreduce, which sums in another order.
+    std::vector<double> ref(in.size());
+    MPI_Allreduce(in.data(), ref.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (std::size_t i = 0; i < in.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-12) << i;
+    (void)size;
+}
+
+TEST(AllreduceCases, FreedCommunicatorReleasesItsState) {
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    std::vector<int> in(100000, 0), out(100000);
+    in[world_rank()] = 1;
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 100000, MPI_INT, MPI_SUM, dup), MPI_SUCCESS);
+    EXPECT_EQ(stats_of(dup).calls, 1);
+    MPI_Comm_free(&dup); // the attribute's delete callback releases the library's state
+    MPI_Comm again;
+    MPI_Comm_dup(MPI_COMM_WORLD, &again); // may reuse the handle value: must start from zero
+    EXPECT_EQ(stats_of(again).calls, 0);
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 100000, MPI_INT, MPI_SUM, again), MPI_SUCCESS);
+    EXPECT_EQ(std::accumulate(out.begin(), out.end(), 0), world_size());
+    MPI_Comm_free(&again);
+}
+
+}  // namespace
+}  // namespace mpix::sparse::testing

@@ -1,0 +1,107 @@
+// Aggregator ranks carved out of a communicator: colocated (all or some ranks aggregate) and
+// dedicated (aggregators hold no data and serve inside MPIX_Sparse_comm_create).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "mpi_test_util.h"
+#include "test_data.h"
+
+namespace mpix::sparse::testing {
+namespace {
+
+// Runs a few calls on comm and compares with MPI_Allreduce on the same communicator.
+void check_calls(MPI_Comm comm, unsigned seed) {
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int call = 0; call < 4; ++call) {
+        const std::size_t count = 150000 + static_cast<std::size_t>(call) * 1001;
+        const double density = call == 3 ? 1.0 : 0.02 * (call + 1);
+        const auto on = block_pattern(call % 2 ? Pattern::Clustered : Pattern::Random, (count + 255) / 256, density,
+                                      rank, size, seed + static_cast<unsigned>(call));
+        const auto bytes = make_vector(ElementType::I64, count, 256, on, seed * 3 + static_cast<unsigned>(rank));
+        std::vector<std::int64_t> in(count), out(count, -1), want(count);
+        std::memcpy(in.data(), bytes.data(), bytes.size());
+        MPI_Allreduce(in.data(), want.data(), static_cast<int>(count), MPI_INT64_T, MPI_SUM, comm);
+        EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_INT64_T, MPI_SUM, comm),
+                  MPI_SUCCESS);
+        EXPECT_EQ(out, want) << "call " << call;
+    }
+}
+
+TEST(CommCreate, ColocatedWithFewerAggregators) {
+    const int size = world_size();
+    for (int aggregators = 1; aggregators <= size; ++aggregators) {
+        for (const char *placement : {"spread", "packed"}) {
+            SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_aggregators", std::to_string(aggregators)},
+                                             {"mpix_sparse_algorithm", "aggregator"},
+                                             {"mpix_sparse_placement", placement}});
+            ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+            int csize;
+            MPI_Comm_size(comm.get(), &csize);
+            EXPECT_EQ(csize, size) << "colocated: every rank gets the new communicator";
+            check_calls(comm.get(), 10 + static_cast<unsigned>(aggregators));
+        }
+    }
+}
+
+TEST(CommCreate, DedicatedAggregators) {
+    const int size = world_size(), rank = world_rank();
+    if (size < 2) GTEST_SKIP() << "dedicated mode needs an aggregator and a worker";
+    for (int aggregators = 1; aggregators < size && aggregators <= 2; ++aggregators) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
+        MPI_Info_set(info, "mpix_sparse_aggregators", std::to_string(aggregators).c_str());
+        MPI_Info_set(info, "mpix_sparse_algorithm", "aggregator");
+        MPI_Info_set(info, "mpix_sparse_placement", "packed");
+        MPI_Comm workers = MPI_COMM_WORLD;
+        ASSERT_EQ(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &workers), MPI_SUCCESS);
+        MPI_Info_free(&info);
+        // Packed placement: ranks 0..aggregators-1 serve and come back only after the workers freed.
+        const bool aggregator = rank < aggregators;
+        EXPECT_EQ(workers == MPI_COMM_NULL, aggregator) << "rank " << rank;
+        if (!aggregator) {
+            int wsize;
+            MPI_Comm_size(workers, &wsize);
+            EXPECT_EQ(wsize, size - aggregators);
+            check_calls(workers, 40 + static_cast<unsigned>(aggregators));
+            // Traffic goes to the aggregators: a worker sends and receives, and the element variant
+            // works over dedicated aggregators too.
+            const MPIX_Sparse_stats s = stats_of(workers);
+            if (wsize > 1) {
+                EXPECT_GT(s.bytes_sent, 0);
+            }
+            std::vector<std::int64_t> idx{3, 99};
+            std::vector<float> val{1, 2}, out(100);
+            EXPECT_EQ(MPIX_Sparse_allreduce_elements(2, idx.data(), val.data(), out.data(), 100, MPI_FLOAT, MPI_SUM,
+                                                     workers),
+                      MPI_SUCCESS);
+            EXPECT_EQ(out[99], 2.0f * static_cast<float>(wsize));
+            EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
+            EXPECT_EQ(workers, MPI_COMM_NULL);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+TEST(CommCreate, DedicatedNeedsAWorker) {
+    const int size = world_size();
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
+    MPI_Info_set(info, "mpix_sparse_aggregators", std::to_string(size).c_str());
+    MPI_Comm c = MPI_COMM_WORLD;
+    const int rc = MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &c);
+    MPI_Info_free(&info);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    EXPECT_EQ(cls, MPIX_ERR_SPARSE_INFO);
+    EXPECT_EQ(c, MPI_COMM_NULL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+}  // namespace
+}  // namespace mpix::sparse::testing
