@@ -143,13 +143,16 @@ void PairsSource::visit(std::uint64_t from, std::uint64_t limit,
     batch_index_.resize(kBatch);
     std::size_t i = lower_bound(from);
     while (i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) {
+        // Block numbers in a batch are 32-bit offsets from its first index.
+        const auto first = static_cast<std::uint64_t>(indices_[i]);
         std::size_t n = 0;
         const std::size_t start = i;
-        while (n < kBatch && i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) {
-            batch_index_[n++] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(indices_[i]) - from);
+        while (n < kBatch && i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit &&
+               static_cast<std::uint64_t>(indices_[i]) - first <= 0xffffffffu) {
+            batch_index_[n++] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(indices_[i]) - first);
             ++i;
         }
-        fn(BlockBatch{from, batch_index_.data(), values_ + start * elem_size_, n});
+        fn(BlockBatch{first, batch_index_.data(), values_ + start * elem_size_, n});
     }
 }
 

@@ -23,6 +23,10 @@ class StreamingOperation {
     void on_message(InboundMessage &&message);
     bool advance();
     bool done() const;
+    // Ends the operation with an error (a malformed message for it arrived).
+    void fail(const std::string &why) {
+        if (error_.empty()) error_ = why;
+    }
     // Empty when the operation succeeded.
     std::string error() const;
 

@@ -87,6 +87,10 @@ void CommState::run_stream(const StreamSpec &spec, const ContributionSource *sou
             ++it;
         }
     }
+    if (!protocol_error_.empty()) {
+        op.fail(protocol_error_);
+        protocol_error_.clear();
+    }
     run_to_completion(op, transport);
     active_ = nullptr;
     stats_.bytes_sent += static_cast<std::int64_t>(counters.bytes_sent);
@@ -100,6 +104,12 @@ void CommState::run_stream(const StreamSpec &spec, const ContributionSource *sou
 
 void CommState::on_message(InboundMessage &&message) {
     const WireHeader &h = message.header;
+    if (const char *bad = check_header(h, sizeof(WireHeader))) {
+        if (links_) links_->release(message);
+        if (active_ != nullptr) active_->fail(std::string("malformed message: ") + bad);
+        else if (protocol_error_.empty()) protocol_error_ = std::string("malformed message: ") + bad;
+        return;
+    }
     if (active_ != nullptr && h.seq == active_->spec().seq) {
         active_->on_message(std::move(message));
     } else if (h.seq >= next_seq_ || (active_ != nullptr && h.seq > active_->spec().seq)) {

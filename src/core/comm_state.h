@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "algo/op_counters.h"
@@ -87,6 +88,7 @@ class CommState final : public MessageSink {
     PairSortScratch pair_scratch_;
     StreamingOperation *active_ = nullptr;
     std::deque<InboundMessage> early_; // messages of operations this rank has not started
+    std::string protocol_error_;       // a malformed message arrived between operations
     bool created_by_comm_create_ = false;
     bool goodbye_sent_ = false;
 };

@@ -76,6 +76,11 @@ DedicatedAggregator::DedicatedAggregator(const Config &config, std::uint32_t con
 
 void DedicatedAggregator::on_message(InboundMessage &&message) {
     const WireHeader &h = message.header;
+    if (const char *bad = check_header(h, sizeof(WireHeader))) {
+        std::cerr << "mpix_sparse: dedicated aggregator dropped a malformed message: " << bad << '\n';
+        links_.release(message);
+        return;
+    }
     if (h.kind == MessageKind::Goodbye) {
         if (h.sender < group_.workers.size()) ++goodbyes_;
         links_.release(message);

@@ -22,7 +22,8 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes) {
         return "shard outside the vector";
     if (h.begin > h.end || h.begin < h.shard_lo || h.end > h.shard_hi) return "range outside the shard";
     if (h.nblocks > h.end - h.begin) return "more blocks than the range holds";
-    if (h.end - h.begin > 0xffffffffu && !(h.flags & kDenseRun)) return "packed range too long";
+    // Packed block numbers are 32-bit offsets from begin; a message without blocks may cover more.
+    if (h.nblocks > 0 && !(h.flags & kDenseRun) && h.end - h.begin > 0xffffffffu) return "packed range too long";
     if (h.flags & kDenseRun) {
         if (h.first < h.begin || h.first > h.end || h.nblocks > h.end - h.first)
             return "dense run outside the range";
