@@ -15,11 +15,12 @@ namespace mpix::sparse {
 namespace {
 
 constexpr unsigned kActiveMessageId = 0x5a;
-// Polls without events before the worker sleeps on its event fd: long enough to catch a reply that is
-// about to land, short enough not to steal the core from another rank when ranks outnumber cores.
+// Polls without events before yielding the core.
 constexpr int kSpinPolls = 64;
+// Quiet time spent yielding before sleeping on the event fd.
+constexpr std::chrono::milliseconds kYieldFor{2};
 // Upper bound of one sleep; wakeups normally come from the event fd much sooner.
-constexpr int kSleepMs = 10;
+constexpr int kSleepMs = 1;
 
 enum Storage : std::uint8_t { kNoPayload = 0, kUcxData = 1, kHeapCopy = 2, kRendezvous = 3 };
 
@@ -234,8 +235,15 @@ bool UcxWorker::progress() {
 }
 
 void UcxWorker::wait() {
+    // Idle backoff: spin briefly (a reply is often about to land), then yield the core to the other
+    // ranks sharing it (the oversubscribed case), and after a longer quiet spell sleep on the
+    // worker's event fd so that an idle rank (a dedicated aggregator between operations, a rank
+    // waiting for a slow peer) burns no CPU. Sleeps are short: a wakeup that some transport never
+    // signals then costs at most kSleepMs.
     if (++idle_polls_ < kSpinPolls) return;
-    if (event_fd_ < 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (idle_polls_ == kSpinPolls) idle_since_ = now;
+    if (event_fd_ < 0 || now - idle_since_ < kYieldFor) {
         sched_yield();
         return;
     }

@@ -5,6 +5,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,6 +49,7 @@ class UcxWorker {
     std::map<std::string, ucp_ep_h> endpoints_;
     int event_fd_ = -1;  // -1: the transports cannot wake us; yield instead
     int idle_polls_ = 0;
+    std::chrono::steady_clock::time_point idle_since_{};
     bool in_callback_ = false;
     std::vector<void *> deferred_releases_; // eager data released from inside the callback
 };
