@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 #include "algo/worker_role.h"
 #include "core/memory_ops.h"
@@ -27,23 +28,16 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, s
     // A window spans a few messages' worth of blocks: large enough that sparse data needs few
     // windows, small enough that the accumulator stays in cache.
     window_blocks_ = std::max<std::uint64_t>(spec.max_blocks_per_message(),
-                                             (std::size_t{1} << 20) / spec.layout.block_bytes());
+                                             (std::size_t{256} << 10) / spec.layout.block_bytes());
     res_.counts.resize(static_cast<std::size_t>(window_blocks_));
     res_.union_.resize(static_cast<std::size_t>(window_blocks_));
 }
 
 AggregatorRole::~AggregatorRole() {
-    // Normally everything completed; after an error, give resources back without waiting for peers.
     for (Stream &s : streams_)
         for (auto &p : s.pieces) drop(std::move(p));
-    for (auto &m : in_flight_)
-        if (m->sent.done()) {
-            res_.buffers.release(std::move(m->buffer));
-            res_.outbound.put(std::move(m));
-        }
-    // Messages still in flight keep their memory (leaked deliberately: UCX may still read it).
-    for (auto &m : in_flight_)
-        if (m) (void)m.release();
+    // Sends not yet completed by the transport keep their memory in the drain list.
+    for (auto &m : in_flight_) res_.drain(std::move(m));
 }
 
 void AggregatorRole::fail(const std::string &what) {
@@ -53,7 +47,7 @@ void AggregatorRole::fail(const std::string &what) {
 void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
     if (!piece) return;
     if (!piece->fetch.done()) {
-        (void)piece.release(); // a fetch still writes into it; keep it alive
+        res_.drain(std::move(piece)); // a fetch still writes into it; keep it alive
         return;
     }
     if (piece->message.handle != nullptr && !piece->message.rendezvous) transport_.release(piece->message);
@@ -379,9 +373,32 @@ bool AggregatorRole::reap_sends() {
     return progressed;
 }
 
+std::string AggregatorRole::describe() const {
+    std::ostringstream s;
+    s << "aggregator " << spec_.my_aggregator << " of [" << lo_ << ", " << hi_ << "): reduced to " << done_
+      << ", results cover to " << cover_start_ << ", frontier " << frontier() << ", " << in_flight_.size()
+      << " sends in flight";
+    for (const auto &m : in_flight_)
+        s << " [" << m->header.begin << "," << m->header.end << " n=" << m->header.nblocks << " f=" << int(m->header.flags)
+          << " pending=" << m->sent.pending << (m->buffer.data() ? " copy" : " in-place") << "]";
+    s << ";";
+    for (std::size_t w = 0; w < streams_.size(); ++w) {
+        if (static_cast<int>(w) == spec_.my_worker) continue;
+        const Stream &st = streams_[w];
+        s << " worker " << w << " covered to " << covered(st) << " (" << st.pieces.size() << " pieces";
+        for (const auto &p : st.pieces)
+            s << " [" << p->message.header.begin << "," << p->message.header.end << (p->ready ? ")" : ") fetching");
+        s << ");";
+    }
+    return s.str();
+}
+
 bool AggregatorRole::done() const {
+    // Every result is posted. Send completions are not awaited here: a rendezvous send completes only
+    // on the receiver's acknowledgement, which a receiver that has finished may never progress; the
+    // caller's completion barrier guarantees the receivers have the data (see CommState::run_stream).
     if (!error_.empty()) return true;
-    return done_ == hi_ && cover_start_ == hi_ && in_flight_.empty();
+    return done_ == hi_ && cover_start_ == hi_;
 }
 
 }  // namespace mpix::sparse

@@ -37,6 +37,8 @@ class AggregatorRole {
     bool advance();
     bool done() const;
     const std::string &error() const { return error_; }
+    // What it is waiting for (diagnostics of a stalled operation).
+    std::string describe() const;
 
   private:
     struct Stream {

@@ -55,10 +55,40 @@ struct StreamResources {
     BufferPool buffers;
     Recycler<OutboundMessage> outbound;
     Recycler<InboundPiece> inbound;
+    // Sends whose data every receiver already has, still waiting for the transport's completion (a
+    // rendezvous sender completes only when the receiver's acknowledgement arrives, which can be after
+    // this rank's operation ended). Their memory must outlive the transport's callbacks.
+    std::vector<std::unique_ptr<OutboundMessage>> draining;
+    std::vector<std::unique_ptr<InboundPiece>> draining_pieces;
     std::vector<std::byte> window;       // aggregator accumulator when not reducing in place
     std::vector<std::uint32_t> counts;   // contributors per window block
     std::vector<std::uint32_t> union_;   // window positions with a contribution
     std::vector<std::uint32_t> plan_index; // worker's message plan scratch
+
+    void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
+    void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }
+    // Recycles what completed; true when nothing is left draining.
+    bool reap() {
+        for (auto it = draining.begin(); it != draining.end();) {
+            if (!(*it)->sent.done()) {
+                ++it;
+                continue;
+            }
+            buffers.release(std::move((*it)->buffer));
+            outbound.put(std::move(*it));
+            it = draining.erase(it);
+        }
+        for (auto it = draining_pieces.begin(); it != draining_pieces.end();) {
+            if (!(*it)->fetch.done()) {
+                ++it;
+                continue;
+            }
+            buffers.release(std::move((*it)->buffer));
+            inbound.put(std::move(*it));
+            it = draining_pieces.erase(it);
+        }
+        return draining.empty() && draining_pieces.empty();
+    }
 };
 
 }  // namespace mpix::sparse

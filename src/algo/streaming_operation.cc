@@ -1,5 +1,9 @@
 #include "algo/streaming_operation.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
 namespace mpix::sparse {
 
 StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transport,
@@ -49,11 +53,31 @@ std::string StreamingOperation::error() const {
     return {};
 }
 
+std::string StreamingOperation::describe() const {
+    std::string s = "operation " + std::to_string(spec_.seq) + ": ";
+    if (worker_) s += worker_->describe() + " ";
+    if (aggregator_) s += aggregator_->describe();
+    return s;
+}
+
 void run_to_completion(StreamingOperation &op, Transport &transport) {
+    static const bool debug = [] {
+        const char *v = std::getenv("MPIX_SPARSE_DEBUG");
+        return v != nullptr && *v != '\0' && *v != '0';
+    }();
+    auto last_progress = std::chrono::steady_clock::now();
     while (!op.done()) {
         bool progressed = transport.progress();
         progressed |= op.advance();
-        if (!progressed) transport.wait();
+        if (progressed) {
+            if (debug) last_progress = std::chrono::steady_clock::now();
+            continue;
+        }
+        transport.wait();
+        if (debug && std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(10)) {
+            std::cerr << "mpix_sparse: stalled " << op.describe() << std::endl;
+            last_progress = std::chrono::steady_clock::now();
+        }
     }
 }
 

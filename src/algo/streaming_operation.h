@@ -29,6 +29,7 @@ class StreamingOperation {
     }
     // Empty when the operation succeeded.
     std::string error() const;
+    std::string describe() const;
 
   private:
     const StreamSpec &spec_;
@@ -39,7 +40,8 @@ class StreamingOperation {
 };
 
 // Drives `op` until it is done: progress, advance, and when nothing moves, wait on the transport
-// (which sleeps instead of spinning once it has polled for a while).
+// (which sleeps instead of spinning once it has polled for a while). With MPIX_SPARSE_DEBUG set, an
+// operation that makes no progress for 10 s prints what it waits for.
 void run_to_completion(StreamingOperation &op, Transport &transport);
 
 }  // namespace mpix::sparse

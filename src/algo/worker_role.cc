@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 namespace mpix::sparse {
 namespace {
@@ -29,22 +30,9 @@ WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResou
 }
 
 WorkerRole::~WorkerRole() {
-    for (auto &m : in_flight_) {
-        if (!m->sent.done()) {
-            (void)m.release(); // UCX may still read it: never free memory under a live send
-            continue;
-        }
-        res_.buffers.release(std::move(m->buffer));
-        res_.outbound.put(std::move(m));
-    }
-    for (auto &p : fetches_) {
-        if (!p->fetch.done()) {
-            (void)p.release();
-            continue;
-        }
-        res_.buffers.release(std::move(p->buffer));
-        res_.inbound.put(std::move(p));
-    }
+    // Whatever the transport still holds keeps its memory in the drain list.
+    for (auto &m : in_flight_) res_.drain(std::move(m));
+    for (auto &p : fetches_) res_.drain(std::move(p));
 }
 
 void WorkerRole::fail(const std::string &what) {
@@ -217,9 +205,21 @@ bool WorkerRole::advance() {
     return progressed;
 }
 
+std::string WorkerRole::describe() const {
+    std::ostringstream s;
+    s << "worker " << spec_.my_worker << ": " << in_flight_.size() << " sends, " << fetches_.size()
+      << " fetches in flight;";
+    for (const Shard &sh : shards_)
+        s << " shard " << sh.aggregator << " sent to " << sh.next << "/" << sh.hi << " unanswered " << sh.unacked.size()
+          << " results to " << sh.results.prefix() << ";";
+    return s.str();
+}
+
 bool WorkerRole::done() const {
+    // All results are in the output. Contributions need no completion: a result covering a range
+    // proves its aggregator received this rank's blocks of it.
     if (!error_.empty()) return true;
-    return shards_done_ == shards_.size() && in_flight_.empty() && fetches_.empty();
+    return shards_done_ == shards_.size() && fetches_.empty();
 }
 
 }  // namespace mpix::sparse

@@ -34,6 +34,8 @@ class WorkerRole {
     bool advance();
     bool done() const;
     const std::string &error() const { return error_; }
+    // What it is waiting for (diagnostics of a stalled operation).
+    std::string describe() const;
 
   private:
     struct Shard {

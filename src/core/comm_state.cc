@@ -1,5 +1,6 @@
 #include "core/comm_state.h"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -54,9 +55,18 @@ CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context,
 CommState::~CommState() {
     try {
         say_goodbye();
+        // Sends still awaiting acknowledgements: give them a bounded time, then leave their memory
+        // behind rather than free it under the transport.
+        if (links_) {
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+            while (!resources_.reap() && std::chrono::steady_clock::now() < deadline)
+                if (!links_->progress()) links_->wait();
+        }
     } catch (...) {
         // Leaving anyway: aggregators may wait, but a destructor must not throw.
     }
+    for (auto &m : resources_.draining) (void)m.release();
+    for (auto &p : resources_.draining_pieces) (void)p.release();
     Library::get().unregister_sink(context_);
     for (InboundMessage &m : early_) links_ ? links_->release(m) : void();
     early_.clear();
@@ -73,8 +83,27 @@ Transport &CommState::links() {
     return *links_;
 }
 
+// An operation is over for this rank when its results are in; but its own sends may still be read by
+// peers (results sent straight from the output buffer) or wait for acknowledgements that a peer only
+// sends while it progresses. A non-blocking barrier, progressed together with the transport, lets no
+// rank return to the caller (and stop progressing) before every rank has its results.
+void CommState::finish_together(Transport &transport) {
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    int rc = MPI_Ibarrier(internal_, &barrier);
+    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Ibarrier");
+    int finished = 0;
+    while (!finished) {
+        const bool progressed = transport.progress();
+        rc = MPI_Test(&barrier, &finished, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Test");
+        if (!finished && !progressed) transport.wait();
+    }
+    resources_.reap();
+}
+
 void CommState::run_stream(const StreamSpec &spec, const ContributionSource *source, ResultSink *sink) {
     Transport &transport = links();
+    resources_.reap();
     OpCounters counters;
     StreamingOperation op(spec, transport, resources_, counters, source, sink);
     active_ = &op;
@@ -92,6 +121,7 @@ void CommState::run_stream(const StreamSpec &spec, const ContributionSource *sou
         protocol_error_.clear();
     }
     run_to_completion(op, transport);
+    finish_together(transport);
     active_ = nullptr;
     stats_.bytes_sent += static_cast<std::int64_t>(counters.bytes_sent);
     stats_.bytes_received += static_cast<std::int64_t>(counters.bytes_received);

@@ -73,6 +73,7 @@ class CommState final : public MessageSink {
 
   private:
     Transport &links();
+    void finish_together(Transport &transport);
 
     MPI_Comm internal_ = MPI_COMM_NULL;
     int size_ = 1;

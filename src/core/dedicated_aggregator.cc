@@ -1,6 +1,7 @@
 #include "core/dedicated_aggregator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "core/comm_state.h"
@@ -140,6 +141,7 @@ void DedicatedAggregator::serve() {
     const int workers = static_cast<int>(group_.workers.size());
     for (;;) {
         bool progressed = links_.progress();
+        resources_.reap();
         if (!op_) progressed |= start_next();
         if (op_) {
             progressed |= op_->advance();
@@ -148,9 +150,16 @@ void DedicatedAggregator::serve() {
                 progressed = true;
             }
         }
-        if (!op_ && goodbyes_ == workers && queued_.empty()) return;
+        if (!op_ && goodbyes_ == workers && queued_.empty()) break;
         if (!progressed) links_.wait();
     }
+    // Result sends whose acknowledgements are still on their way: a bounded wait, then their memory
+    // is left behind rather than freed under the transport.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!resources_.reap() && std::chrono::steady_clock::now() < deadline)
+        if (!links_.progress()) links_.wait();
+    for (auto &m : resources_.draining) (void)m.release();
+    for (auto &p : resources_.draining_pieces) (void)p.release();
 }
 
 }  // namespace mpix::sparse

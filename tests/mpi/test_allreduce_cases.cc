@@ -70,6 +70,23 @@ TEST(AllreduceCases, ThousandsOfCallsInARow) {
     EXPECT_EQ(stats_of(comm.get()).calls, calls);
 }
 
+TEST(AllreduceCases, LargeCallsBackToBackWithMpiInBetween) {
+    // Rendezvous results whose acknowledgements arrive after the receiver finished: a rank that
+    // returned and sat in MPI (not progressing UCX) once left its aggregator waiting forever.
+    const int rank = world_rank(), size = world_size();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
+    const auto in = sparse_floats(std::size_t{1} << 22, 256, 0.1, Pattern::Random, rank, size, 17);
+    const auto want = reference(in, MPI_COMM_WORLD);
+    std::vector<float> out(in.size());
+    for (int i = 0; i < 8; ++i) {
+        ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM,
+                                        comm.get()),
+                  MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    EXPECT_EQ(out, want);
+}
+
 TEST(AllreduceCases, StatisticsCountCallsPathsAndBytes) {
     const int rank = world_rank(), size = world_size();
     SparseComm comm(MPI_COMM_WORLD, {});
