@@ -25,6 +25,8 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, s
       kernels_(kernels_for(spec.type, spec.op)), streams_(static_cast<std::size_t>(spec.workers())),
       done_(shard_lo), cover_start_(shard_lo) {
     for (Stream &s : streams_) s.next_begin = lo_;
+    // A colocated aggregator with a dense output reduces straight into it (no staging copy).
+    in_place_ = own_sink_ != nullptr && own_sink_->in_place(lo_, 0) != nullptr;
     // A window spans a few messages' worth of blocks: large enough that sparse data needs few
     // windows, small enough that the accumulator stays in cache.
     window_blocks_ = std::max<std::uint64_t>(spec.max_blocks_per_message(),
@@ -38,6 +40,10 @@ AggregatorRole::~AggregatorRole() {
         for (auto &p : s.pieces) drop(std::move(p));
     // Sends not yet completed by the transport keep their memory in the drain list.
     for (auto &m : in_flight_) res_.drain(std::move(m));
+    if (pending_) {
+        res_.buffers.release(std::move(pending_->buffer));
+        res_.outbound.put(std::move(pending_));
+    }
 }
 
 void AggregatorRole::fail(const std::string &what) {
@@ -172,9 +178,10 @@ bool AggregatorRole::advance() {
         progressed = true;
     }
     if (cover_start_ < done_ && done_ == limit) {
-        // The stream stopped at the frontier with blocks no one had: tell the workers how far results
-        // reach, which also returns their credits.
-        send_coverage(done_);
+        // At the frontier: send what is packed, or just tell the workers how far results reach (which
+        // also returns their credits).
+        if (pending_) flush_pending(done_);
+        else send_coverage(done_);
         progressed = true;
     }
     release_consumed();
@@ -200,9 +207,8 @@ void AggregatorRole::accumulate(const BlockBatch &batch, std::byte *acc, std::ui
 void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
     const std::uint64_t span = end - base;
     const std::size_t block_bytes = spec_.layout.block_bytes();
-    std::byte *acc = own_sink_ ? own_sink_->in_place(base, span) : nullptr;
-    const bool in_place = acc != nullptr;
-    if (!in_place) {
+    std::byte *acc = in_place_ ? own_sink_->in_place(base, span) : nullptr;
+    if (!in_place_) {
         if (res_.window.size() < span * block_bytes) res_.window.resize(span * block_bytes);
         acc = res_.window.data();
     }
@@ -227,11 +233,25 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
             kernels_.finish_partial(acc + i * block_bytes, spec_.layout.elems_of(base + i));
     }
     if (u == 0) return;
+    const BlockLayout &layout = spec_.layout;
     const std::uint64_t per_message = spec_.max_blocks_per_message();
     for (std::size_t from = 0; from < u; from += per_message) {
         const std::size_t to = std::min<std::size_t>(u, from + per_message);
-        const std::uint64_t cover_end = to < u ? base + res_.union_[to] : end;
-        emit_chunk(base, acc, in_place, from, to, cover_end);
+        const std::uint64_t first = base + res_.union_[from];
+        const std::uint64_t last = base + res_.union_[to - 1];
+        const std::size_t n = to - from;
+        const std::uint64_t run = last - first + 1;
+        const std::size_t packed = (n - 1) * block_bytes + layout.bytes_of(last) + n * sizeof(std::uint32_t);
+        const std::size_t dense = layout.run_bytes(first, run) + (n < run ? presence_bytes(run) : 0);
+        if (dense <= packed) {
+            flush_pending(first);
+            emit_dense(base, acc, from, to, to < u ? base + res_.union_[to] : end);
+        } else {
+            for (std::size_t i = from; i < to; ++i) {
+                const std::uint64_t block = base + res_.union_[i];
+                append_packed(block, acc + (block - base) * block_bytes);
+            }
+        }
     }
 }
 
@@ -253,71 +273,86 @@ WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end)
     return h;
 }
 
-// Sends union entries [from, to) of the current window as one message covering
-// [cover_start_, cover_end), packed or as a dense run, whichever is smaller.
-void AggregatorRole::emit_chunk(std::uint64_t base, std::byte *acc, bool in_place, std::size_t from,
-                                std::size_t to, std::uint64_t cover_end) {
+// Sends union entries [from, to) of the current window as one dense run covering
+// [cover_start_, cover_end): straight from the output when it has no gaps and the aggregator reduces
+// in place, else copied with zeros in the gaps and a presence bitmap.
+void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
+                                std::uint64_t cover_end) {
     const BlockLayout &layout = spec_.layout;
     const std::size_t block_bytes = layout.block_bytes();
     const std::uint64_t first = base + res_.union_[from];
-    const std::uint64_t last = base + res_.union_[to - 1];
-    const std::size_t n = to - from;
-    const std::uint64_t span = last - first + 1;
-    if (cover_end - cover_start_ > kMaxPackedSpan) send_coverage(first);
-
+    const std::uint64_t span = base + res_.union_[to - 1] - first + 1;
+    const bool gaps = to - from < span;
     auto message = res_.outbound.get();
     message->header = result_header(cover_start_, cover_end);
-    const bool gaps = n < span;
-    const std::size_t packed_bytes = (n - 1) * block_bytes + layout.bytes_of(last) + n * sizeof(std::uint32_t);
-    const std::size_t dense_bytes = layout.run_bytes(first, span) + (gaps ? presence_bytes(span) : 0);
-    const std::byte *payload;
-    std::size_t bytes;
-    if (dense_bytes <= packed_bytes) {
-        message->header.flags = static_cast<std::uint8_t>(kDenseRun | (gaps ? kPresence : 0));
-        message->header.first = first;
-        message->header.nblocks = span;
-        const std::byte *run = acc + (first - base) * block_bytes;
-        bytes = dense_bytes;
-        if (!gaps && in_place) {
-            payload = run; // straight from the output buffer, which outlives the operation's sends
-        } else {
-            message->buffer = res_.buffers.acquire(bytes);
-            std::byte *dst = message->buffer.data();
-            const std::size_t run_bytes = layout.run_bytes(first, span);
-            std::memcpy(dst, run, run_bytes);
-            if (gaps) {
-                auto *bits = reinterpret_cast<std::uint32_t *>(dst + run_bytes);
-                std::memset(bits, 0, presence_bytes(span));
-                std::size_t next = from;
-                for (std::uint64_t i = 0; i < span; ++i) {
-                    if (next < to && base + res_.union_[next] == first + i) {
-                        bits[i >> 5] |= std::uint32_t{1} << (i & 31);
-                        ++next;
-                    } else {
-                        // Gap blocks must be zero bytes on the wire: a dense output copies them.
-                        std::memset(dst + i * block_bytes, 0, layout.bytes_of(first + i));
-                    }
-                }
-            }
-            payload = dst;
-        }
-    } else {
-        message->header.nblocks = n;
-        bytes = packed_bytes;
+    message->header.flags = static_cast<std::uint8_t>(kDenseRun | (gaps ? kPresence : 0));
+    message->header.first = first;
+    message->header.nblocks = span;
+    const std::byte *run = acc + (first - base) * block_bytes;
+    const std::size_t run_bytes = layout.run_bytes(first, span);
+    const std::size_t bytes = run_bytes + (gaps ? presence_bytes(span) : 0);
+    const std::byte *payload = run; // straight from the output buffer, which outlives the sends
+    if (gaps || !in_place_) {
         message->buffer = res_.buffers.acquire(bytes);
         std::byte *dst = message->buffer.data();
-        const std::size_t data_bytes = bytes - n * sizeof(std::uint32_t);
-        auto *index = reinterpret_cast<std::uint32_t *>(dst + data_bytes);
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::uint64_t block = base + res_.union_[from + i];
-            std::memcpy(dst + i * block_bytes, acc + (block - base) * block_bytes, layout.bytes_of(block));
-            index[i] = static_cast<std::uint32_t>(block - cover_start_);
+        std::memcpy(dst, run, run_bytes);
+        if (gaps) {
+            auto *bits = reinterpret_cast<std::uint32_t *>(dst + run_bytes);
+            std::memset(bits, 0, presence_bytes(span));
+            std::size_t next = from;
+            for (std::uint64_t i = 0; i < span; ++i) {
+                if (next < to && base + res_.union_[next] == first + i) {
+                    bits[i >> 5] |= std::uint32_t{1} << (i & 31);
+                    ++next;
+                } else {
+                    // Gap blocks must be zero bytes on the wire: a dense output copies them.
+                    std::memset(dst + i * block_bytes, 0, layout.bytes_of(first + i));
+                }
+            }
         }
         payload = dst;
     }
-    if (own_sink_ && !in_place) {
+    finish_result(std::move(message), payload, bytes, cover_end);
+}
+
+// Adds one union block to the packed result being filled, sending it first when it is full.
+void AggregatorRole::append_packed(std::uint64_t block, const std::byte *data) {
+    const std::uint64_t per_message = spec_.max_blocks_per_message();
+    if (pending_ && (pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan)) flush_pending(block);
+    if (!pending_) {
+        // Block numbers are 32-bit offsets from the message's begin: skip long empty stretches first.
+        if (block - cover_start_ > kMaxPackedSpan) send_coverage(block);
+        pending_ = res_.outbound.get();
+        pending_->buffer = res_.buffers.acquire(max_packed_bytes(per_message, spec_.layout.block_bytes()));
+        pending_n_ = 0;
+        pending_bytes_ = 0;
+        res_.result_index.resize(static_cast<std::size_t>(per_message));
+    }
+    const std::size_t bytes = spec_.layout.bytes_of(block);
+    std::memcpy(pending_->buffer.data() + pending_bytes_, data, bytes);
+    res_.result_index[pending_n_++] = static_cast<std::uint32_t>(block - cover_start_);
+    pending_bytes_ += bytes;
+}
+
+// Sends the packed result being filled, covering [cover_start_, end).
+void AggregatorRole::flush_pending(std::uint64_t end) {
+    if (!pending_) return;
+    std::byte *dst = pending_->buffer.data();
+    std::memcpy(dst + pending_bytes_, res_.result_index.data(), pending_n_ * sizeof(std::uint32_t));
+    const std::size_t bytes = pending_bytes_ + pending_n_ * sizeof(std::uint32_t);
+    pending_->header = result_header(cover_start_, end);
+    pending_->header.nblocks = pending_n_;
+    finish_result(std::move(pending_), dst, bytes, end);
+    pending_n_ = 0;
+    pending_bytes_ = 0;
+}
+
+// Hands a result message to every remote worker and to this rank's own output.
+void AggregatorRole::finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
+                                   std::size_t bytes, std::uint64_t cover_end) {
+    if (own_sink_ && !in_place_) {
         MessageView view;
-        if (check_payload(message->header, layout, payload, bytes, &view) == nullptr) own_sink_->write(view);
+        if (check_payload(message->header, spec_.layout, payload, bytes, &view) == nullptr) own_sink_->write(view);
     }
     const std::uint64_t begin = cover_start_;
     send_to_workers(std::move(message), payload, bytes);
@@ -398,7 +433,7 @@ bool AggregatorRole::done() const {
     // on the receiver's acknowledgement, which a receiver that has finished may never progress; the
     // caller's completion barrier guarantees the receivers have the data (see CommState::run_stream).
     if (!error_.empty()) return true;
-    return done_ == hi_ && cover_start_ == hi_;
+    return done_ == hi_ && cover_start_ == hi_ && !pending_;
 }
 
 }  // namespace mpix::sparse

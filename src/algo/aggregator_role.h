@@ -55,9 +55,12 @@ class AggregatorRole {
     std::uint64_t next_block(std::uint64_t from, std::uint64_t limit) const;
     void reduce_window(std::uint64_t base, std::uint64_t end);
     void accumulate(const BlockBatch &batch, std::byte *acc, std::uint64_t base);
-    void emit_window(std::uint64_t base, std::uint64_t end, std::byte *acc, bool in_place);
-    void emit_chunk(std::uint64_t base, std::byte *acc, bool in_place, std::size_t from,
-                    std::size_t to, std::uint64_t cover_end);
+    void emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
+                    std::uint64_t cover_end);
+    void append_packed(std::uint64_t block, const std::byte *data);
+    void flush_pending(std::uint64_t end);
+    void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
+                       std::uint64_t cover_end);
     void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
                          std::size_t bytes);
     void send_coverage(std::uint64_t end);
@@ -79,6 +82,11 @@ class AggregatorRole {
     std::uint64_t done_;          // blocks below this are reduced and sent
     std::uint64_t cover_start_;   // results sent so far cover [lo_, cover_start_)
     std::uint64_t window_blocks_; // most blocks reduced at once
+    bool in_place_ = false;       // reducing straight into this rank's dense output
+    // The packed result being filled (union blocks of several windows, sent when full or at the
+    // frontier): it covers [cover_start_, ...).
+    std::unique_ptr<OutboundMessage> pending_;
+    std::size_t pending_n_ = 0, pending_bytes_ = 0;
     std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
     std::string error_;
 };

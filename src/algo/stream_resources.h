@@ -63,7 +63,8 @@ struct StreamResources {
     std::vector<std::byte> window;       // aggregator accumulator when not reducing in place
     std::vector<std::uint32_t> counts;   // contributors per window block
     std::vector<std::uint32_t> union_;   // window positions with a contribution
-    std::vector<std::uint32_t> plan_index; // worker's message plan scratch
+    std::vector<std::uint32_t> plan_index;   // worker's message plan scratch
+    std::vector<std::uint32_t> result_index; // aggregator's packed result block numbers
 
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }
