@@ -1,10 +1,10 @@
 // Fits the planner's cost-model constants to this machine and rank count.
 //
 // For each algorithm (dense, aggregator, allgather) it times MPIX_Sparse_allreduce with that
-// algorithm forced, over a grid of sizes and densities, subtracts the cost of the zero-block scan
-// (already paid when the planner decides), and fits latency + per-byte constants by least squares
-// against the same features the planner computes (core/planner.h). It prints the fit, its error,
-// and the environment variables that install it:
+// algorithm forced, over a grid of sizes and densities, subtracts the zero-block scan (already paid
+// when the planner decides), and fits the model's constants by least squares (relative error) against
+// the very features the planner computes (cost_features in core/planner.h). It prints measured and
+// fitted times and the environment variables that install the fit:
 //
 //   mpirun -np 4 ./calibrate_cost_model [--max-bytes 67108864] [--iterations 10]
 //
@@ -25,44 +25,67 @@
 #include "core/planner.h"
 #include "mpix_sparse/mpix_sparse.h"
 
-using namespace mpix::sparse;
+using namespace mpix::sparse::detail;
 
 namespace {
 
 struct Sample {
-    double feature; // the planner's cost with alpha = 0, beta = 1
-    double latency_steps;
-    double micros;  // measured, scan subtracted
+    std::vector<double> features;
+    double micros; // measured, scan subtracted
 };
 
-struct Fit {
-    double alpha = 0, beta = 0, rms_relative = 0;
-};
+// Least squares of micros = sum(c_i * features_i), relative error, constants kept positive by
+// dropping any that come out negative and refitting.
+std::vector<double> fit(const std::vector<Sample> &samples, std::size_t k) {
+    std::vector<bool> used(k, true);
+    std::vector<double> c(k, 0.0);
+    for (int round = 0; round < static_cast<int>(k); ++round) {
+        std::vector<double> a(k * k, 0.0), b(k, 0.0);
+        for (const Sample &s : samples) {
+            const double w = 1.0 / std::max(1.0, s.micros * s.micros);
+            for (std::size_t i = 0; i < k; ++i) {
+                if (!used[i]) continue;
+                b[i] += w * s.features[i] * s.micros;
+                for (std::size_t j = 0; j < k; ++j)
+                    if (used[j]) a[i * k + j] += w * s.features[i] * s.features[j];
+            }
+        }
+        for (std::size_t i = 0; i < k; ++i)
+            if (!used[i]) a[i * k + i] = 1.0;
+        // Gaussian elimination with partial pivoting.
+        std::vector<double> x = b;
+        for (std::size_t col = 0; col < k; ++col) {
+            std::size_t piv = col;
+            for (std::size_t r = col + 1; r < k; ++r)
+                if (std::fabs(a[r * k + col]) > std::fabs(a[piv * k + col])) piv = r;
+            for (std::size_t j = 0; j < k; ++j) std::swap(a[col * k + j], a[piv * k + j]);
+            std::swap(x[col], x[piv]);
+            if (a[col * k + col] == 0) continue;
+            for (std::size_t r = 0; r < k; ++r) {
+                if (r == col) continue;
+                const double m = a[r * k + col] / a[col * k + col];
+                for (std::size_t j = 0; j < k; ++j) a[r * k + j] -= m * a[col * k + j];
+                x[r] -= m * x[col];
+            }
+        }
+        bool negative = false;
+        for (std::size_t i = 0; i < k; ++i) {
+            c[i] = used[i] && a[i * k + i] != 0 ? x[i] / a[i * k + i] : 0.0;
+            if (used[i] && c[i] < 0) {
+                used[i] = false;
+                negative = true;
+            }
+        }
+        if (!negative) break;
+    }
+    for (double &v : c) v = std::max(0.0, v);
+    return c;
+}
 
-// Least squares of micros = alpha * latency_steps + beta * feature.
-Fit fit(const std::vector<Sample> &s) {
-    double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
-    for (const Sample &x : s) {
-        // Weight by 1/t^2: relative error matters (small and large calls alike).
-        const double w = 1.0 / std::max(1.0, x.micros * x.micros);
-        a11 += w * x.latency_steps * x.latency_steps;
-        a12 += w * x.latency_steps * x.feature;
-        a22 += w * x.feature * x.feature;
-        b1 += w * x.latency_steps * x.micros;
-        b2 += w * x.feature * x.micros;
-    }
-    Fit f;
-    const double det = a11 * a22 - a12 * a12;
-    if (det == 0) return f;
-    f.alpha = std::max(1.0, (b1 * a22 - b2 * a12) / det);
-    f.beta = std::max(1e-4, (a11 * b2 - a12 * b1) / det);
-    double err = 0;
-    for (const Sample &x : s) {
-        const double model = f.alpha * x.latency_steps + f.beta * x.feature;
-        err += (model - x.micros) * (model - x.micros) / std::max(1.0, x.micros * x.micros);
-    }
-    f.rms_relative = std::sqrt(err / static_cast<double>(s.size()));
-    return f;
+double model(const std::vector<double> &c, const std::vector<double> &f) {
+    double t = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) t += c[i] * f[i];
+    return t;
 }
 
 MPI_Comm comm_for(const char *algorithm) {
@@ -76,11 +99,10 @@ MPI_Comm comm_for(const char *algorithm) {
     return c;
 }
 
-// Mean time per call in µs, the slowest rank's mean.
+// Mean time per call in µs, OSU style: each rank's mean, averaged over ranks.
 template <class F>
 double time_calls(int iterations, F &&call) {
     call();
-    MPI_Barrier(MPI_COMM_WORLD);
     double total = 0;
     for (int i = 0; i < iterations; ++i) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -88,9 +110,11 @@ double time_calls(int iterations, F &&call) {
         call();
         total += MPI_Wtime() - t0;
     }
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     double mean = total / iterations * 1e6;
-    MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return mean;
+    MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return mean / size;
 }
 
 }  // namespace
@@ -100,6 +124,7 @@ int main(int argc, char **argv) {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     std::size_t max_bytes = std::size_t{64} << 20;
     int iterations = 10;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -111,15 +136,14 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
     }
+    const CostParams defaults;
     const char *names[] = {"dense", "aggregator", "allgather"};
     MPI_Comm comms[3];
     for (int a = 0; a < 3; ++a) comms[a] = comm_for(names[a]);
     std::vector<Sample> samples[3];
     const std::uint32_t block = 256;
-    const CostParams unit{0, 1, 0, 1, 0, 0, 1}; // dense beta, sparse beta, allgather beta = 1
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     if (rank == 0) std::printf("# %-10s %12s %8s %12s %12s\n", "algorithm", "bytes", "density", "us", "scan_us");
-    for (std::size_t bytes = std::size_t{256} << 10; bytes <= max_bytes; bytes *= 4) {
+    for (std::size_t bytes = std::size_t{256} << 10; bytes <= max_bytes; bytes *= 2) {
         const std::size_t count = bytes / 4;
         const BlockLayout layout{count, block, 4};
         for (double density : {0.01, 0.1, 0.5, 1.0}) {
@@ -130,7 +154,7 @@ int main(int argc, char **argv) {
             for (std::uint64_t k = 0; k < layout.num_blocks(); ++k)
                 if (std::uniform_real_distribution<>(0, 1)(rng) < density)
                     for (std::uint32_t e = 0; e < layout.elems_of(k); ++e) in[k * block + e] = 1.0f;
-            // The planner's features, from exact per-rank counts.
+            // The planner's features, from exact per-rank counts and the exact union.
             const std::uint64_t nonzero =
                 scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap, nullptr);
             std::vector<unsigned char> on(layout.num_blocks()), any(layout.num_blocks());
@@ -145,41 +169,53 @@ int main(int argc, char **argv) {
             d.layout = layout;
             d.nonzero_sum = static_cast<std::uint64_t>(sum);
             d.nonzero_max = static_cast<std::uint64_t>(max);
-            // One bin holding the exact union, so the union estimate equals the measured union.
-            d.bin_width = layout.num_blocks();
+            d.bin_width = layout.num_blocks(); // one bin holding the exact union
             const auto u = static_cast<std::int64_t>(std::count(any.begin(), any.end(), 1));
             d.bins = {SumMax{u, u}};
-            const CostEstimate feature = estimate_costs(d, unit);
-            // What the scan costs (the sparse algorithms pay it before the planner decides).
+            const CostFeatures f = cost_features(d, defaults.dense_cache_mib);
             const double scan_us = time_calls(iterations, [&] {
                 scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap,
                             reinterpret_cast<std::byte *>(scratch.data()));
             });
-            const double log_p = std::ceil(std::log2(static_cast<double>(size)));
-            const double features[3] = {feature.dense_us, feature.aggregator_us, feature.allgather_us};
-            const double steps[3] = {1, 1, log_p};
+            const std::vector<double> features[3] = {{f.dense[0], f.dense[1], f.dense[2]},
+                                                     {f.aggregator[0], f.aggregator[1], f.aggregator[2]},
+                                                     {f.allgather[0], f.allgather[1]}};
             for (int a = 0; a < 3; ++a) {
-                if (a == 2 && static_cast<double>(max) * (block * 4 + 8) * size > 512e6) continue;
+                if (a == 2 && static_cast<double>(max) * (block * 4 + 8) * size > 256e6) continue;
                 const double us = time_calls(iterations, [&] {
                     MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
                                           comms[a]);
                 });
-                const double net = a == 0 ? us : std::max(1.0, us - scan_us);
-                samples[a].push_back({features[a], steps[a], net});
+                samples[a].push_back({features[a], a == 0 ? us : std::max(1.0, us - scan_us)});
                 if (rank == 0)
                     std::printf("  %-10s %12zu %8.2f %12.1f %12.1f\n", names[a], bytes, density, us, scan_us);
             }
         }
     }
     if (rank == 0) {
-        const char *env[3][2] = {{"MPIX_SPARSE_COST_DENSE_ALPHA_US", "MPIX_SPARSE_COST_DENSE_BETA_NS"},
-                                 {"MPIX_SPARSE_COST_SPARSE_ALPHA_US", "MPIX_SPARSE_COST_SPARSE_BETA_NS"},
-                                 {"MPIX_SPARSE_COST_ALLGATHER_ALPHA_US", "MPIX_SPARSE_COST_ALLGATHER_BETA_NS"}};
-        std::printf("# fit on %d ranks (relative rms error of the model)\n", size);
+        const char *env[3][3] = {
+            {"MPIX_SPARSE_COST_DENSE_ALPHA_US", "MPIX_SPARSE_COST_DENSE_HOT_NS", "MPIX_SPARSE_COST_DENSE_COLD_NS"},
+            {"MPIX_SPARSE_COST_SPARSE_ALPHA_US", "MPIX_SPARSE_COST_SPARSE_BETA_NS", "MPIX_SPARSE_COST_SPARSE_COPY_NS"},
+            {"MPIX_SPARSE_COST_ALLGATHER_ALPHA_US", "MPIX_SPARSE_COST_ALLGATHER_BETA_NS", nullptr}};
+        std::printf("# fit on %d ranks: constant (default), then rms relative error of fit and of defaults\n", size);
+        const std::vector<double> current[3] = {
+            {defaults.dense_alpha_us, defaults.dense_hot_ns, defaults.dense_cold_ns},
+            {defaults.sparse_alpha_us, defaults.sparse_beta_ns, defaults.sparse_copy_ns},
+            {defaults.allgather_alpha_us, defaults.allgather_beta_ns}};
         for (int a = 0; a < 3; ++a) {
-            const Fit f = fit(samples[a]);
-            std::printf("export %s=%.1f %s=%.3f   # %s, rms %.0f%%\n", env[a][0], f.alpha, env[a][1], f.beta, names[a],
-                        100 * f.rms_relative);
+            const std::vector<double> c = fit(samples[a], current[a].size());
+            double err_fit = 0, err_default = 0;
+            for (const Sample &s : samples[a]) {
+                const double rf = (model(c, s.features) - s.micros) / std::max(1.0, s.micros);
+                const double rd = (model(current[a], s.features) - s.micros) / std::max(1.0, s.micros);
+                err_fit += rf * rf;
+                err_default += rd * rd;
+            }
+            const double n = static_cast<double>(std::max<std::size_t>(1, samples[a].size()));
+            std::printf("export");
+            for (std::size_t i = 0; i < c.size(); ++i) std::printf(" %s=%.3g", env[a][i], c[i]);
+            std::printf("   # %s: fit rms %.0f%%, defaults rms %.0f%%\n", names[a], 100 * std::sqrt(err_fit / n),
+                        100 * std::sqrt(err_default / n));
         }
     }
     for (MPI_Comm &c : comms) MPIX_Sparse_comm_free(&c);

@@ -7,7 +7,7 @@
 #include "algo/worker_role.h"
 #include "core/memory_ops.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 // Payloads from the transport must be 8-byte aligned for typed access (see check_payload).
@@ -436,4 +436,4 @@ bool AggregatorRole::done() const {
     return done_ == hi_ && cover_start_ == hi_ && !pending_;
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -16,7 +16,7 @@
 #include "core/reduce_kernels.h"
 #include "transport/transport.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class WorkerRole;
 
@@ -91,4 +91,4 @@ class AggregatorRole {
     std::string error_;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/reduce_kernels.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // Record layout: uint64 n, then max_blocks uint64 block numbers, then max_blocks blocks of data,
 // padded to 8 bytes so every record's numbers stay aligned.
@@ -82,4 +82,4 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

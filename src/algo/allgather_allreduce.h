@@ -11,7 +11,7 @@
 #include "core/block_layout.h"
 #include "core/element_type.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class CommState;
 
@@ -24,4 +24,4 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
                          const ContributionSource &source, std::uint64_t max_blocks, ResultSink &sink,
                          OpCounters &counters);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

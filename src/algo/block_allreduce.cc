@@ -8,7 +8,7 @@
 #include "core/comm_state.h"
 #include "core/element_type.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 void serve_dense(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
@@ -35,6 +35,11 @@ void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::
         serve_dense(state, sendbuf, recvbuf, count, datatype, op);
         return;
     }
+    // Recent calls like this one were dense: stay dense without scanning or agreeing (see DenseStreak).
+    if (config.algorithm == AlgorithmChoice::Auto && state.dense_streak().take(count, datatype, op)) {
+        serve_dense(state, sendbuf, recvbuf, count, datatype, op);
+        return;
+    }
     call.type = *type;
     call.op = *reduce;
     call.layout = BlockLayout{count, config.block_elems, static_cast<std::uint32_t>(element_size(*type))};
@@ -50,6 +55,7 @@ void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::
     BitmapSource source(input, call.layout, bitmap);
 
     const Plan plan = agree_on_plan(state, call, source, false);
+    state.dense_streak().record(count, datatype, op, plan.algorithm == Algorithm::Dense);
     if (plan.algorithm == Algorithm::Dense) {
         serve_dense(state, sendbuf, recvbuf, count, datatype, op);
         return;
@@ -58,4 +64,4 @@ void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::
     run_sparse(state, call, plan, source, sink);
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class CommState;
 
@@ -14,4 +14,4 @@ class CommState;
 void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
                      MPI_Datatype datatype, MPI_Op op);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

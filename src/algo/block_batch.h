@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct BlockBatch {
     std::uint64_t first = 0;
@@ -17,4 +17,4 @@ struct BlockBatch {
     std::uint64_t last() const { return block(n - 1); }
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 BufferPool::Buffer BufferPool::acquire(std::size_t bytes) {
     // Smallest idle buffer that fits; pools stay small (a window of messages per peer).
@@ -23,4 +23,4 @@ void BufferPool::release(Buffer &&buffer) {
     if (buffer.bytes) free_.push_back(std::move(buffer));
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class BufferPool {
   public:
@@ -26,4 +26,4 @@ class BufferPool {
     std::vector<Buffer> free_;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

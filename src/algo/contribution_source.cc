@@ -6,7 +6,7 @@
 #include "core/memory_ops.h"
 #include "transport/wire_format.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 // Packed bytes = data + one uint32 block number per block; dense bytes = the whole run, zeros
@@ -156,4 +156,4 @@ void PairsSource::visit(std::uint64_t from, std::uint64_t limit,
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

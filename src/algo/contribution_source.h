@@ -11,7 +11,7 @@
 #include "core/block_bitmap.h"
 #include "core/block_layout.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // What to put in one message: `n` blocks from `first` to `last`, and the range it covers.
 struct MessagePlan {
@@ -112,4 +112,4 @@ class PairsSource final : public ContributionSource {
     mutable std::vector<std::uint32_t> batch_index_; // visit() scratch, reused
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class Coverage {
   public:
@@ -45,4 +45,4 @@ class Coverage {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> pending_;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -6,7 +6,7 @@
 #include "core/comm_state.h"
 #include "core/error.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 void dense_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
                      MPI_Datatype datatype, MPI_Op op) {
@@ -28,4 +28,4 @@ void dense_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::
     } while (done < count);
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

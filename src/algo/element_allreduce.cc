@@ -12,7 +12,7 @@
 #include "core/pair_sort.h"
 #include "core/reduce_kernels.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 constexpr ErrorId kNoError = ErrorId::Count_;
@@ -135,4 +135,4 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

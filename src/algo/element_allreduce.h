@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class CommState;
 
@@ -35,4 +35,4 @@ struct ElementOutput {
 void element_allreduce(CommState &state, const ElementInput &input, const ElementOutput &output,
                        ErrorId local_error);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -9,7 +9,7 @@
 #include "core/block_layout.h"
 #include "transport/wire_format.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class MessageCursor {
   public:
@@ -64,4 +64,4 @@ class MessageCursor {
     std::uint64_t pos_ = 0;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct OpCounters {
     std::uint64_t bytes_sent = 0;
@@ -12,4 +12,4 @@ struct OpCounters {
     std::uint64_t messages_received = 0;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -6,7 +6,7 @@
 #include "algo/message_cursor.h"
 #include "core/memory_ops.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 void DenseResultSink::write(const MessageView &view) {
     if (view.n == 0) return;
@@ -46,4 +46,4 @@ void CollectingResultSink::finish(std::vector<std::int64_t> &indices, std::vecto
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

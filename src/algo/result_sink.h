@@ -9,7 +9,7 @@
 #include "core/block_layout.h"
 #include "transport/wire_format.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class ResultSink {
   public:
@@ -61,4 +61,4 @@ class CollectingResultSink final : public ResultSink {
     std::vector<std::byte> values_;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

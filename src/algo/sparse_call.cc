@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/library.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 bool all_equal(const SumMax &v, int ranks) { return v.sum == v.max * ranks; }
@@ -106,4 +106,4 @@ void run_sparse(CommState &state, const SparseCall &call, const Plan &plan, cons
     state.run_stream(spec, &source, &sink);
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

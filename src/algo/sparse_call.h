@@ -10,7 +10,7 @@
 #include "core/element_type.h"
 #include "core/planner.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class CommState;
 
@@ -35,4 +35,4 @@ Plan agree_on_plan(CommState &state, const SparseCall &call, const ContributionS
 void run_sparse(CommState &state, const SparseCall &call, const Plan &plan, const ContributionSource &source,
                 ResultSink &sink);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

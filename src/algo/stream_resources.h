@@ -10,7 +10,7 @@
 #include "algo/message_cursor.h"
 #include "transport/transport.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // A message on its way out. Header and payload must stay valid until `sent` completes (UCX 1.13
 // reads an active message's header until the send completes).
@@ -92,4 +92,4 @@ struct StreamResources {
     }
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

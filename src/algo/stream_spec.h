@@ -9,7 +9,7 @@
 #include "core/block_layout.h"
 #include "core/element_type.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct StreamSpec {
     std::uint32_t context = 0;
@@ -39,4 +39,4 @@ struct StreamSpec {
     }
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transport,
                                        StreamResources &resources, OpCounters &counters,
@@ -81,4 +81,4 @@ void run_to_completion(StreamingOperation &op, Transport &transport) {
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

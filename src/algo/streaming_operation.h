@@ -10,7 +10,7 @@
 #include "algo/aggregator_role.h"
 #include "algo/worker_role.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class StreamingOperation {
   public:
@@ -44,4 +44,4 @@ class StreamingOperation {
 // operation that makes no progress for 10 s prints what it waits for.
 void run_to_completion(StreamingOperation &op, Transport &transport);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <sstream>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu; // packed block numbers are uint32
@@ -222,4 +222,4 @@ bool WorkerRole::done() const {
     return shards_done_ == shards_.size() && fetches_.empty();
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

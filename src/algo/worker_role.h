@@ -16,7 +16,7 @@
 #include "algo/stream_spec.h"
 #include "transport/transport.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class WorkerRole {
   public:
@@ -66,4 +66,4 @@ class WorkerRole {
     std::string error_;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

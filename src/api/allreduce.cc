@@ -7,7 +7,7 @@
 #include "core/comm_state.h"
 #include "mpix_sparse/mpix_sparse.h"
 
-using namespace mpix::sparse;
+using namespace mpix::sparse::detail;
 
 extern "C" int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm) {

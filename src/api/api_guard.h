@@ -15,7 +15,7 @@
 #include "core/error_registry.h"
 #include "core/library.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 inline bool debug_messages() {
     const char *v = std::getenv("MPIX_SPARSE_DEBUG");
@@ -50,4 +50,4 @@ int api_call(MPI_Comm comm, Body &&body) {
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

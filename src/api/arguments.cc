@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 void check_type_and_op(MPI_Datatype datatype, MPI_Op op, MPI_Count *size, MPI_Count *extent) {
     if (datatype == MPI_DATATYPE_NULL) fail(ErrorId::NullDatatype);
@@ -39,4 +39,4 @@ void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Cou
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -3,7 +3,7 @@
 
 #include <mpi.h>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // Throws Error for a negative count, MPI_DATATYPE_NULL, a datatype without a size, MPI_OP_NULL, null
 // or MPI_IN_PLACE buffers where data is needed (NULL is allowed with derived datatypes: MPI_BOTTOM),
@@ -14,4 +14,4 @@ void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Cou
 // Throws Error for MPI_DATATYPE_NULL, MPI_OP_NULL or a datatype without a size.
 void check_type_and_op(MPI_Datatype datatype, MPI_Op op, MPI_Count *size, MPI_Count *extent);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

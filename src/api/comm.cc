@@ -7,7 +7,7 @@
 #include "core/dedicated_aggregator.h"
 #include "mpix_sparse/mpix_sparse.h"
 
-using namespace mpix::sparse;
+using namespace mpix::sparse::detail;
 
 namespace {
 

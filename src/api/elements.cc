@@ -8,7 +8,7 @@
 #include "core/comm_state.h"
 #include "mpix_sparse/mpix_sparse.h"
 
-using namespace mpix::sparse;
+using namespace mpix::sparse::detail;
 
 struct MPIX_Sparse_vector_s {
     std::vector<std::int64_t> indices;

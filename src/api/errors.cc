@@ -2,7 +2,7 @@
 #include "api/api_guard.h"
 #include "mpix_sparse/mpix_sparse.h"
 
-using namespace mpix::sparse;
+using namespace mpix::sparse::detail;
 
 static_assert(static_cast<int>(ErrorKind::Count_) == MPIX_SPARSE_ERRKIND_COUNT_,
               "ErrorKind must mirror enum MPIX_Sparse_error_kind");

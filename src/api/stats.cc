@@ -3,7 +3,7 @@
 #include "core/comm_state.h"
 #include "mpix_sparse/mpix_sparse.h"
 
-using namespace mpix::sparse;
+using namespace mpix::sparse::detail;
 
 extern "C" int MPIX_Sparse_stats_get(MPI_Comm comm, MPIX_Sparse_stats *stats) {
     return api_call(comm, [&] {

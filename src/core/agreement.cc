@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <climits>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 void combine_sum_max(void *in, void *inout, int *len, MPI_Datatype *) {
@@ -33,4 +33,4 @@ int AgreementOp::allreduce(std::vector<SumMax> &values, MPI_Comm comm) const {
     return MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm);
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

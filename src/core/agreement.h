@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct SumMax {
     std::int64_t sum;
@@ -38,4 +38,4 @@ struct AgreementFields {
     enum : std::size_t { kCount = 0, kType, kOp, kBlockElems, kError, kAlgorithm, kNonzero, kHeader };
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 // Finds the first bit in [from, limit) whose value, after XOR with `flip`, is set.
@@ -49,4 +49,4 @@ std::uint64_t BlockBitmap::count(std::uint64_t from, std::uint64_t limit) const 
     return n;
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class BlockBitmap {
   public:
@@ -31,4 +31,4 @@ class BlockBitmap {
     std::uint64_t blocks_ = 0;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct BlockLayout {
     std::uint64_t count = 0;       // elements in the vector
@@ -31,4 +31,4 @@ struct BlockLayout {
     }
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

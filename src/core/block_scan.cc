@@ -4,7 +4,7 @@
 
 #include "core/memory_ops.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 // 64 bytes (one cache line) per step, OR-reduced in eight words the compiler turns into vector ORs;
@@ -63,4 +63,4 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
     return nonzero;
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

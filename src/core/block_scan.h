@@ -7,7 +7,7 @@
 #include "core/block_bitmap.h"
 #include "core/block_layout.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // True when all n bytes at p are zero. An integer OR over the bytes: exact for every type (a block of
 // -0.0 or NaN is non-zero) and NaN-safe.
@@ -21,4 +21,4 @@ bool bytes_are_zero(const std::byte *p, std::size_t n);
 std::uint64_t scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap,
                           std::byte *zero_fill);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -8,7 +8,7 @@
 #include "core/library.h"
 #include "core/placement.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 MPI_Comm private_duplicate(MPI_Comm comm) {
@@ -171,4 +171,4 @@ void CommState::say_goodbye() {
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -19,11 +19,12 @@
 #include "algo/streaming_operation.h"
 #include "core/block_bitmap.h"
 #include "core/config.h"
+#include "core/dense_streak.h"
 #include "core/group.h"
 #include "core/pair_sort.h"
 #include "transport/transport.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct CommStats {
     std::int64_t calls = 0;
@@ -61,6 +62,7 @@ class CommState final : public MessageSink {
     BlockBitmap &bitmap() { return bitmap_; }
     StreamResources &resources() { return resources_; }
     PairSortScratch &pair_scratch() { return pair_scratch_; }
+    DenseStreak &dense_streak() { return dense_streak_; }
 
     // Runs a streamed operation to completion (connecting the links first if needed: collective).
     // Throws Error on transport or protocol failure. Adds its traffic to the counters.
@@ -87,6 +89,7 @@ class CommState final : public MessageSink {
     BlockBitmap bitmap_;
     StreamResources resources_;
     PairSortScratch pair_scratch_;
+    DenseStreak dense_streak_;
     StreamingOperation *active_ = nullptr;
     std::deque<InboundMessage> early_; // messages of operations this rank has not started
     std::string protocol_error_;       // a malformed message arrived between operations
@@ -94,4 +97,4 @@ class CommState final : public MessageSink {
     bool goodbye_sent_ = false;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 constexpr SettingName kBlockSize{"mpix_sparse_block_size", "MPIX_SPARSE_BLOCK_SIZE"};
@@ -29,12 +29,15 @@ struct CostSetting {
 };
 const CostSetting kCostSettings[] = {
     {{nullptr, "MPIX_SPARSE_COST_DENSE_ALPHA_US"}, &CostParams::dense_alpha_us},
-    {{nullptr, "MPIX_SPARSE_COST_DENSE_BETA_NS"}, &CostParams::dense_beta_ns},
+    {{nullptr, "MPIX_SPARSE_COST_DENSE_HOT_NS"}, &CostParams::dense_hot_ns},
+    {{nullptr, "MPIX_SPARSE_COST_DENSE_COLD_NS"}, &CostParams::dense_cold_ns},
+    {{nullptr, "MPIX_SPARSE_COST_DENSE_CACHE_MIB"}, &CostParams::dense_cache_mib},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_ALPHA_US"}, &CostParams::sparse_alpha_us},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_BETA_NS"}, &CostParams::sparse_beta_ns},
-    {{nullptr, "MPIX_SPARSE_COST_MEMORY_NS"}, &CostParams::memory_ns},
+    {{nullptr, "MPIX_SPARSE_COST_SPARSE_COPY_NS"}, &CostParams::sparse_copy_ns},
     {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_ALPHA_US"}, &CostParams::allgather_alpha_us},
     {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_BETA_NS"}, &CostParams::allgather_beta_ns},
+    {{nullptr, "MPIX_SPARSE_COST_SPARSE_MARGIN"}, &CostParams::sparse_margin},
 };
 
 std::string trimmed_lower(const std::string &raw) {
@@ -174,4 +177,4 @@ Config config_from_info(MPI_Info info) {
     });
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -13,7 +13,7 @@
 
 #include "core/cost_params.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 enum class AggregatorMode { Colocated, Dedicated };
 enum class AlgorithmChoice { Auto, Aggregator, Allgather, Dense };
@@ -54,4 +54,4 @@ const Config &environment_defaults();
 // The environment defaults overridden by the keys present in `info` (MPI_INFO_NULL allowed).
 Config config_from_info(MPI_Info info);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

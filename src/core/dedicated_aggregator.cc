@@ -9,7 +9,7 @@
 #include "core/library.h"
 #include "core/placement.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     int size = 0, rank = 0;
@@ -162,4 +162,4 @@ void DedicatedAggregator::serve() {
     for (auto &p : resources_.draining_pieces) (void)p.release();
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

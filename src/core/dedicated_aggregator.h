@@ -17,7 +17,7 @@
 #include "core/group.h"
 #include "transport/transport.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // Carves aggregators out of comm (collective). Workers get their new communicator; aggregators serve
 // until all workers have left and get MPI_COMM_NULL.
@@ -47,4 +47,4 @@ class DedicatedAggregator final : public MessageSink {
     int goodbyes_ = 0;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

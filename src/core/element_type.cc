@@ -2,7 +2,7 @@
 
 #include <climits>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 // Integer MPI types map by their width in this ABI; the static_asserts keep the mapping honest.
@@ -65,4 +65,4 @@ const char *name_of(ReduceOp op) {
     }
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 enum class ElementType : std::uint8_t { F32 = 0, F64, I32, I64, U32, U64, Count_ };
 enum class ReduceOp : std::uint8_t { Sum = 0, Bor, Bxor, Lor, Lxor, Max, Count_ };
@@ -42,4 +42,4 @@ std::optional<ReduceOp> reduce_op_of(MPI_Op op);
 const char *name_of(ElementType t);
 const char *name_of(ReduceOp op);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

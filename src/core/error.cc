@@ -3,7 +3,7 @@
 #include <array>
 #include <utility>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescriptions{{
@@ -98,4 +98,4 @@ Error::Error(ErrorId id, int mpi_code, std::string detail) : Error(id, std::move
 
 void fail(ErrorId id, std::string detail) { throw Error(id, std::move(detail)); }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

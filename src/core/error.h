@@ -1,4 +1,4 @@
-// Internal error type. The library throws mpix::sparse::Error below the API; the API boundary
+// Internal error type. The library throws mpix::sparse::detail::Error below the API; the API boundary
 // (src/api/api_guard.h) turns it into a registered MPI error code and calls the communicator's
 // error handler. Each ErrorId has one fixed message, which MPI_Error_string returns for its code.
 #pragma once
@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // The kinds mirror enum MPIX_Sparse_error_kind in the public header: one MPI error class each.
 enum class ErrorKind : int { Arg = 0, Comm, Info, Remote, Transport, Protocol, Intern, Count_ };
@@ -78,4 +78,4 @@ class Error : public std::exception {
 
 [[noreturn]] void fail(ErrorId id, std::string detail = {});
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -4,7 +4,7 @@
 
 #include <array>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 constexpr auto kKinds = static_cast<std::size_t>(ErrorKind::Count_);
@@ -70,4 +70,4 @@ int mpi_error_code(const Error &error) {
     return mpi_error_code(error.id());
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 void register_error_classes();
 int mpi_error_class(ErrorKind kind);
@@ -13,4 +13,4 @@ int mpi_error_code(ErrorId id);
 // The MPI error code for an Error: its passed-through MPI code, or the code of its ErrorId.
 int mpi_error_code(const Error &error);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

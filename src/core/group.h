@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct Group {
     int size = 1;
@@ -25,4 +25,4 @@ struct Group {
     }
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -7,7 +7,7 @@
 #include "core/error_registry.h"
 #include "transport/ucx/ucx_worker.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 Library *g_library = nullptr;
@@ -180,4 +180,4 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
     return std::make_unique<UcxLinks>(worker, std::move(endpoints));
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

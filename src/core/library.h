@@ -18,7 +18,7 @@
 #include "core/group.h"
 #include "transport/transport.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class CommState;
 class UcxWorker;
@@ -70,4 +70,4 @@ class Library {
     std::deque<InboundMessage> unrouted_; // messages for contexts this rank has not created yet
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -6,7 +6,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 // Copies exactly `bytes` bytes; 4- and 8-byte cases are element-sparse (block size 1) traffic, where
@@ -71,4 +71,4 @@ void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *i
                last_bytes);
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

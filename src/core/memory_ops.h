@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // Buffers at least this large are zero-filled with streaming stores: their lines would only evict
 // useful data (the caller reads the result later, long after it left the cache anyway).
@@ -24,4 +24,4 @@ void gather_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *in
 void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
                     std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <numeric>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 constexpr int kDigitBits = 11; // 2048 buckets: three passes cover 33 bits, enough for most vectors
@@ -71,4 +71,4 @@ bool sort_pairs(const std::int64_t *indices, const std::byte *values, std::size_
     return true;
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -9,7 +9,7 @@
 
 #include "core/reduce_kernels.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct SortedPairs {
     const std::int64_t *indices = nullptr;
@@ -30,4 +30,4 @@ struct PairSortScratch {
 bool sort_pairs(const std::int64_t *indices, const std::byte *values, std::size_t nnz, std::size_t elem_size,
                 std::uint64_t count, const ReduceKernels &kernels, PairSortScratch &scratch, SortedPairs &out);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 std::vector<int> node_of_ranks(MPI_Comm comm) {
     int size = 0, rank = 0;
@@ -52,4 +52,4 @@ std::vector<int> choose_aggregators(const std::vector<int> &node, int count, Pla
     return chosen;
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -9,7 +9,7 @@
 
 #include "core/config.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // Node index of every rank of comm (collective). Nodes are numbered by their lowest rank.
 std::vector<int> node_of_ranks(MPI_Comm comm);
@@ -17,4 +17,4 @@ std::vector<int> node_of_ranks(MPI_Comm comm);
 // The ranks (sorted by shard order) of `count` aggregators among the ranks in `node` order.
 std::vector<int> choose_aggregators(const std::vector<int> &node, int count, Placement placement);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

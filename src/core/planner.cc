@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 std::size_t histogram_bins(int aggregators) {
     return static_cast<std::size_t>(std::clamp(16 * aggregators, 64, 1024));
@@ -20,36 +20,52 @@ double estimated_union(const SumMax &bin, std::uint64_t width) {
     return std::max(random_overlap, static_cast<double>(bin.max));
 }
 
-CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
-    CostEstimate e;
+CostFeatures cost_features(const Demand &d, double dense_cache_mib) {
+    CostFeatures f;
     const double P = d.workers;
     const double A = d.aggregators;
     const double N = static_cast<double>(d.layout.total_bytes());
     const double bb = static_cast<double>(d.layout.block_bytes());
     const double S = static_cast<double>(d.nonzero_sum);
     const double D = static_cast<double>(d.nonzero_max);
+    const double blocks = static_cast<double>(d.layout.num_blocks());
     double U = 0;
-    const std::uint64_t blocks = d.layout.num_blocks();
     for (std::size_t j = 0; j < d.bins.size(); ++j) {
         const std::uint64_t lo = j * d.bin_width;
-        if (lo >= blocks) break;
-        U += estimated_union(d.bins[j], std::min(d.bin_width, blocks - lo));
+        if (lo >= d.layout.num_blocks()) break;
+        U += estimated_union(d.bins[j], std::min(d.bin_width, d.layout.num_blocks() - lo));
     }
-    e.union_blocks = U;
+    f.union_blocks = U;
     constexpr double kNsPerUs = 1e3;
-    e.dense_us = c.dense_alpha_us + c.dense_beta_ns * 2.0 * (P - 1) / P * N / kNsPerUs;
-    double busiest_bytes;
-    if (d.dedicated) {
-        const double aggregator = S / A + (U / A) * P;
-        const double worker = D + U;
-        busiest_bytes = bb * std::max(aggregator, worker);
-    } else {
-        busiest_bytes = bb * (D * (A - 1) / A + (S / A) * (P - 1) / P + (U / A) * (P - 1) + U * (A - 1) / A);
-    }
-    e.aggregator_us = c.sparse_alpha_us + c.sparse_beta_ns * busiest_bytes / kNsPerUs;
-    const double gathered = P * D * (bb + 8.0);
-    e.allgather_us = c.allgather_alpha_us * std::ceil(std::log2(std::max(P, 2.0))) +
-                     c.allgather_beta_ns * gathered / kNsPerUs;
+    // Dense: MPI's per-byte cost grows as the buffers stop fitting in cache.
+    const double ring_bytes = 2.0 * (P - 1) / P * N;
+    const double cold = std::min(1.0, N / (dense_cache_mib * 1048576.0));
+    f.dense[0] = 1.0;
+    f.dense[1] = ring_bytes * (1.0 - cold) / kNsPerUs;
+    f.dense[2] = ring_bytes * cold / kNsPerUs;
+    double busiest;
+    if (d.dedicated) busiest = bb * std::max(S / A + (U / A) * P, D + U);
+    else busiest = bb * (D * (A - 1) / A + (S / A) * (P - 1) / P + (U / A) * (P - 1) + U * (A - 1) / A);
+    // Messages travel as dense runs (no copy) only when whole runs of blocks are present; with any
+    // gaps in a dense-ish union, contributions are gathered and results placed block by block.
+    const bool union_full = U >= 0.999 * blocks && D >= 0.999 * blocks;
+    const double packed = union_full ? 0.0 : bb * (D + U);
+    f.aggregator[0] = 1.0;
+    f.aggregator[1] = busiest / kNsPerUs;
+    f.aggregator[2] = packed / kNsPerUs;
+    f.allgather[0] = std::ceil(std::log2(std::max(P, 2.0)));
+    f.allgather[1] = P * D * (bb + 8.0) / kNsPerUs;
+    return f;
+}
+
+CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
+    const CostFeatures f = cost_features(d, c.dense_cache_mib);
+    CostEstimate e;
+    e.union_blocks = f.union_blocks;
+    e.dense_us = c.dense_alpha_us * f.dense[0] + c.dense_hot_ns * f.dense[1] + c.dense_cold_ns * f.dense[2];
+    e.aggregator_us =
+        c.sparse_alpha_us * f.aggregator[0] + c.sparse_beta_ns * f.aggregator[1] + c.sparse_copy_ns * f.aggregator[2];
+    e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1];
     return e;
 }
 
@@ -102,13 +118,12 @@ Plan make_plan(const Demand &d, const Config &config) {
     case AlgorithmChoice::Aggregator: p.algorithm = Algorithm::Aggregator; break;
     case AlgorithmChoice::Allgather: p.algorithm = Algorithm::Allgather; break;
     case AlgorithmChoice::Auto: {
-        p.algorithm = Algorithm::Dense;
-        double best = p.cost.dense_us;
-        if (p.cost.aggregator_us < best) {
-            best = p.cost.aggregator_us;
-            p.algorithm = Algorithm::Aggregator;
-        }
-        if (p.cost.allgather_us < best) p.algorithm = Algorithm::Allgather;
+        const bool allgather = p.cost.allgather_us < p.cost.aggregator_us;
+        const double sparse = allgather ? p.cost.allgather_us : p.cost.aggregator_us;
+        if (sparse * config.cost.sparse_margin < p.cost.dense_us)
+            p.algorithm = allgather ? Algorithm::Allgather : Algorithm::Aggregator;
+        else
+            p.algorithm = Algorithm::Dense;
         break;
     }
     }
@@ -116,4 +131,4 @@ Plan make_plan(const Demand &d, const Config &config) {
     return p;
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -10,7 +10,7 @@
 #include "core/block_layout.h"
 #include "core/config.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // Values match MPIX_SPARSE_ALGORITHM_*.
 enum class Algorithm : int { Dense = 0, Aggregator = 1, Allgather = 2 };
@@ -30,6 +30,20 @@ struct CostEstimate {
     double dense_us = 0, aggregator_us = 0, allgather_us = 0;
     double union_blocks = 0;
 };
+
+// The cost model is linear in its constants: cost = sum of constant * feature. The features of a
+// demand, per algorithm (µs per unit of the matching CostParams field), for fitting the constants
+// (bench/calibrate_cost_model) and for estimate_costs.
+struct CostFeatures {
+    // dense: {1, bytes at the hot rate, bytes at the cold rate} x {alpha_us, hot_ns, cold_ns}
+    double dense[3] = {};
+    // aggregator: {1, busiest-rank bytes, packed bytes} x {alpha_us, beta_ns, copy_ns}
+    double aggregator[3] = {};
+    // allgather: {log2 steps, gathered bytes} x {alpha_us, beta_ns}
+    double allgather[2] = {};
+    double union_blocks = 0;
+};
+CostFeatures cost_features(const Demand &demand, double dense_cache_mib);
 
 struct Plan {
     Algorithm algorithm = Algorithm::Dense;
@@ -51,4 +65,4 @@ CostEstimate estimate_costs(const Demand &demand, const CostParams &cost);
 std::vector<std::uint64_t> balance_shards(const Demand &demand);
 Plan make_plan(const Demand &demand, const Config &config);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

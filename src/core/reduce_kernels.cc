@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 struct SumOp {
@@ -139,4 +139,4 @@ const ReduceKernels &kernels_for(ElementType type, ReduceOp op) {
     return kKernels[static_cast<std::size_t>(type)][static_cast<std::size_t>(op)];
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

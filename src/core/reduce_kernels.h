@@ -11,7 +11,7 @@
 
 #include "core/element_type.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 struct ReduceKernels {
     // For i in [0, nblocks): slot = pos(i) where pos(i) = index ? index[i] + shift : shift + i;
@@ -32,4 +32,4 @@ struct ReduceKernels {
 // Requires is_sparse_capable(type, op).
 const ReduceKernels &kernels_for(ElementType type, ReduceOp op);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

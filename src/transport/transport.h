@@ -10,7 +10,7 @@
 
 #include "transport/wire_format.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 // Counts operations in flight; each completes by decrementing `pending`. A failure is kept.
 struct Completion {
@@ -61,4 +61,4 @@ class Transport {
     virtual void wait() = 0;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

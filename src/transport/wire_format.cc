@@ -4,7 +4,7 @@
 
 #include "core/element_type.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 const char *check_header(const WireHeader &h, std::size_t header_bytes) {
     if (header_bytes != sizeof(WireHeader)) return "header has the wrong size";
@@ -67,4 +67,4 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
     return nullptr;
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -15,7 +15,7 @@
 
 #include "core/block_layout.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 3 };
 
@@ -67,4 +67,4 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes);
 const char *check_payload(const WireHeader &h, const BlockLayout &layout, const std::byte *payload,
                           std::size_t payload_bytes, MessageView *view);
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -11,7 +11,7 @@
 #include "core/element_type.h"
 #include "mpix_sparse/mpix_sparse.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 
 inline int world_rank() {
     int r = 0;
@@ -93,4 +93,4 @@ inline MPIX_Sparse_stats stats_of(MPI_Comm comm) {
     return s;
 }
 
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

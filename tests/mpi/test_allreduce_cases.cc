@@ -8,7 +8,7 @@
 #include "mpi_test_util.h"
 #include "test_data.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 namespace {
 
 // A float vector with exactly the blocks `on` set to small integers (rank-dependent).
@@ -185,4 +185,4 @@ TEST(AllreduceCases, FreedCommunicatorReleasesItsState) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

@@ -12,7 +12,7 @@
 #include "mpi_test_util.h"
 #include "test_data.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 namespace {
 
 struct OpCase {
@@ -184,4 +184,4 @@ TEST(AllreduceRandomized, OutsideTheSparsePathFallsBackToDense) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

@@ -7,7 +7,7 @@
 #include "mpi_test_util.h"
 #include "test_data.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 namespace {
 
 // Runs a few calls on comm and compares with MPI_Allreduce on the same communicator.
@@ -104,4 +104,4 @@ TEST(CommCreate, DedicatedNeedsAWorker) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

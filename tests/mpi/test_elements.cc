@@ -11,7 +11,7 @@
 
 #include "mpi_test_util.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 namespace {
 
 enum class Overlap { None, Random, Total };
@@ -195,4 +195,4 @@ TEST(Elements, OpsAndTypesOutsideTheSparsePath) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

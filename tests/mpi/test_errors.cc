@@ -7,7 +7,7 @@
 
 #include "mpi_test_util.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 namespace {
 
 int g_handler_calls = 0;
@@ -202,4 +202,4 @@ TEST_F(Errors, BadIndexOnOneRankIsReportedEverywhere) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

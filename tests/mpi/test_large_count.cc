@@ -9,7 +9,7 @@
 
 #include "mpi_test_util.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 namespace {
 
 struct FreeDeleter {
@@ -73,4 +73,4 @@ TEST(LargeCount, ElementVariantOverTwoToThe34Indices) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

@@ -11,7 +11,7 @@
 #include "mpi_test_util.h"
 #include "test_data.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 namespace {
 
 // Bytes transmitted on the loopback interface so far.
@@ -80,4 +80,4 @@ TEST(WireBytes, OnePercentDensityPutsUnderFivePercentOnTheWire) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

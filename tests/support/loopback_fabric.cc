@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 
 struct LoopbackFabric::Held {
     const std::byte *data;
@@ -106,4 +106,4 @@ void LoopbackFabric::set_sink(int rank, std::function<void(InboundMessage &&)> s
 
 std::size_t LoopbackFabric::outstanding() const { return live_payloads_; }
 
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

@@ -14,7 +14,7 @@
 
 #include "transport/transport.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 
 class LoopbackFabric {
   public:
@@ -39,4 +39,4 @@ class LoopbackFabric {
     std::size_t live_payloads_ = 0;
 };
 
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

@@ -12,7 +12,7 @@
 
 #include "core/element_type.h"
 
-namespace mpix::sparse::testing {
+namespace mpix::sparse::detail::testing {
 
 enum class Pattern { Random, Identical, Disjoint, Clustered };
 inline const char *name_of(Pattern p) {
@@ -173,4 +173,4 @@ inline long long first_difference(const std::vector<std::byte> &a, const std::ve
     return -1;
 }
 
-}  // namespace mpix::sparse::testing
+}  // namespace mpix::sparse::detail::testing

@@ -9,7 +9,7 @@
 #include "core/block_bitmap.h"
 #include "core/block_scan.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 TEST(BlockBitmap, NextSetNextClearCount) {
@@ -74,4 +74,4 @@ TEST(BlockScan, BytesAreZeroHandlesEveryLength) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

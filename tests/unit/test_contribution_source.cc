@@ -7,7 +7,7 @@
 #include "algo/message_cursor.h"
 #include "core/block_scan.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 TEST(ContributionSource, BitmapPlansDenseRunForContiguousBlocks) {
@@ -98,4 +98,4 @@ TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

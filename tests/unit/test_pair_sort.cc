@@ -7,7 +7,7 @@
 
 #include "core/pair_sort.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 TEST(PairSort, SortedUniqueInputIsUsedInPlace) {
@@ -58,4 +58,4 @@ TEST(PairSort, IndexOutOfRangeIsRejected) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -6,7 +6,7 @@
 
 #include "core/planner.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 Demand demand(std::uint64_t blocks, int workers, int aggregators, double density) {
@@ -33,13 +33,34 @@ TEST(Planner, UnionEstimateBetweenMaxAndSum) {
 
 TEST(Planner, SparseWinsAtLowDensityDenseAtFullDensityForCheapDense) {
     Config config;
-    config.cost.dense_beta_ns = 0.5; // a fast dense allreduce
+    config.cost.dense_hot_ns = config.cost.dense_cold_ns = 0.5; // a fast dense allreduce
     config.cost.sparse_beta_ns = 1.0;
     const Plan sparse = make_plan(demand(65536, 4, 4, 0.01), config);
     EXPECT_NE(sparse.algorithm, Algorithm::Dense);
     const Plan dense = make_plan(demand(65536, 4, 4, 1.0), config);
     EXPECT_EQ(dense.algorithm, Algorithm::Dense);
     EXPECT_GT(dense.cost.aggregator_us, dense.cost.dense_us);
+}
+
+TEST(Planner, DenseCostGrowsOutOfCache) {
+    // MPI's per-byte cost rises from the hot to the cold rate as buffers outgrow the cache.
+    CostParams c;
+    const Demand small = demand(1024, 4, 4, 1.0);   // 1 MiB
+    const Demand large = demand(65536, 4, 4, 1.0);  // 64 MiB
+    const double per_byte_small = estimate_costs(small, c).dense_us / static_cast<double>(small.layout.total_bytes());
+    const double per_byte_large = estimate_costs(large, c).dense_us / static_cast<double>(large.layout.total_bytes());
+    EXPECT_LT(per_byte_small, per_byte_large);
+}
+
+TEST(Planner, SparseMustBeatDenseByTheMargin) {
+    Config config;
+    Demand d = demand(65536, 4, 4, 0.3);
+    const CostEstimate e = estimate_costs(d, config.cost);
+    const double best_sparse = std::min(e.aggregator_us, e.allgather_us);
+    config.cost.sparse_margin = 0.99 * e.dense_us / best_sparse; // just enough
+    EXPECT_NE(make_plan(d, config).algorithm, Algorithm::Dense);
+    config.cost.sparse_margin = 1.01 * e.dense_us / best_sparse; // not quite
+    EXPECT_EQ(make_plan(d, config).algorithm, Algorithm::Dense);
 }
 
 TEST(Planner, ForcedAlgorithmIsObeyed) {
@@ -75,4 +96,4 @@ TEST(Planner, EmptyDemandGivesEqualShards) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -7,7 +7,7 @@
 
 #include "core/reduce_kernels.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 template <class T>
@@ -106,4 +106,4 @@ TEST(ReduceKernels, InPlaceInitLeavesDataAndAddsLater) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

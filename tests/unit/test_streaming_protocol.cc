@@ -18,7 +18,7 @@
 #include "loopback_fabric.h"
 #include "test_data.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 using testing::LoopbackFabric;
@@ -247,4 +247,4 @@ TEST(StreamingProtocol, RandomizedScenarios) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

@@ -6,7 +6,7 @@
 
 #include "transport/wire_format.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 WireHeader valid_header() {
@@ -107,4 +107,4 @@ TEST(WireFormat, PartialLastBlockLength) {
 }
 
 }  // namespace
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

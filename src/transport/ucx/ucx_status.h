@@ -7,10 +7,10 @@
 
 #include "core/error.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 inline void check_ucx(ucs_status_t status, const char *what) {
     if (status != UCS_OK) fail(ErrorId::TransportFailure, std::string(what) + ": " + ucs_status_string(status));
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

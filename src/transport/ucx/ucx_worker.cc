@@ -11,7 +11,7 @@
 
 #include "transport/ucx/ucx_status.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 namespace {
 
 constexpr unsigned kActiveMessageId = 0x5a;
@@ -257,4 +257,4 @@ void UcxWorker::wait() {
     (void)poll(&fd, 1, kSleepMs);
 }
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail

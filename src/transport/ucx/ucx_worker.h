@@ -14,7 +14,7 @@
 
 #include "transport/transport.h"
 
-namespace mpix::sparse {
+namespace mpix::sparse::detail {
 
 class UcxWorker {
   public:
@@ -75,4 +75,4 @@ class UcxLinks final : public Transport {
     std::vector<ucp_ep_h> endpoints_;
 };
 
-}  // namespace mpix::sparse
+}  // namespace mpix::sparse::detail
