@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,6 +142,7 @@ int main(int argc, char **argv) {
     MPI_Comm comms[3];
     for (int a = 0; a < 3; ++a) comms[a] = comm_for(names[a]);
     std::vector<Sample> samples[3];
+    std::map<std::size_t, std::vector<double>> dense_per_size; // ns per ring byte, per size
     const std::uint32_t block = 256;
     if (rank == 0) std::printf("# %-10s %12s %8s %12s %12s\n", "algorithm", "bytes", "density", "us", "scan_us");
     for (std::size_t bytes = std::size_t{256} << 10; bytes <= max_bytes; bytes *= 2) {
@@ -172,12 +174,12 @@ int main(int argc, char **argv) {
             d.bin_width = layout.num_blocks(); // one bin holding the exact union
             const auto u = static_cast<std::int64_t>(std::count(any.begin(), any.end(), 1));
             d.bins = {SumMax{u, u}};
-            const CostFeatures f = cost_features(d, defaults.dense_cache_mib);
+            const CostFeatures f = cost_features(d);
             const double scan_us = time_calls(iterations, [&] {
                 scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap,
                             reinterpret_cast<std::byte *>(scratch.data()));
             });
-            const std::vector<double> features[3] = {{f.dense[0], f.dense[1], f.dense[2]},
+            const std::vector<double> features[3] = {{f.dense[0], f.dense[1]},
                                                      {f.aggregator[0], f.aggregator[1], f.aggregator[2]},
                                                      {f.allgather[0], f.allgather[1]}};
             for (int a = 0; a < 3; ++a) {
@@ -187,22 +189,33 @@ int main(int argc, char **argv) {
                                           comms[a]);
                 });
                 samples[a].push_back({features[a], a == 0 ? us : std::max(1.0, us - scan_us)});
+                if (a == 0) dense_per_size[bytes].push_back((us - defaults.dense_alpha_us) / (f.dense[1] * 1e3) * 1e3);
                 if (rank == 0)
                     std::printf("  %-10s %12zu %8.2f %12.1f %12.1f\n", names[a], bytes, density, us, scan_us);
             }
         }
     }
     if (rank == 0) {
+        // Dense: MPI_Allreduce's per-byte cost per size (mean over densities), as a table.
+        std::printf("export MPIX_SPARSE_COST_DENSE_TABLE=");
+        const char *sep = "";
+        for (const auto &[bytes, ns] : dense_per_size) {
+            double mean = 0;
+            for (double x : ns) mean += x;
+            std::printf("%s%g:%.3g", sep, static_cast<double>(bytes) / 1048576.0, mean / static_cast<double>(ns.size()));
+            sep = ",";
+        }
+        std::printf("   # dense, alpha %.0f us\n", defaults.dense_alpha_us);
         const char *env[3][3] = {
-            {"MPIX_SPARSE_COST_DENSE_ALPHA_US", "MPIX_SPARSE_COST_DENSE_HOT_NS", "MPIX_SPARSE_COST_DENSE_COLD_NS"},
+            {"MPIX_SPARSE_COST_DENSE_ALPHA_US", "unused", nullptr},
             {"MPIX_SPARSE_COST_SPARSE_ALPHA_US", "MPIX_SPARSE_COST_SPARSE_BETA_NS", "MPIX_SPARSE_COST_SPARSE_COPY_NS"},
             {"MPIX_SPARSE_COST_ALLGATHER_ALPHA_US", "MPIX_SPARSE_COST_ALLGATHER_BETA_NS", nullptr}};
         std::printf("# fit on %d ranks: constant (default), then rms relative error of fit and of defaults\n", size);
         const std::vector<double> current[3] = {
-            {defaults.dense_alpha_us, defaults.dense_hot_ns, defaults.dense_cold_ns},
+            {defaults.dense_alpha_us, 0.0},
             {defaults.sparse_alpha_us, defaults.sparse_beta_ns, defaults.sparse_copy_ns},
             {defaults.allgather_alpha_us, defaults.allgather_beta_ns}};
-        for (int a = 0; a < 3; ++a) {
+        for (int a = 1; a < 3; ++a) {
             const std::vector<double> c = fit(samples[a], current[a].size());
             double err_fit = 0, err_default = 0;
             for (const Sample &s : samples[a]) {

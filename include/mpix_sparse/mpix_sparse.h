@@ -60,7 +60,7 @@ MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MP
  *   mpix_sparse_hierarchical      (MPIX_SPARSE_HIERARCHICAL)      auto | on | off; auto (reduce inside
  *                                                                 each node before crossing nodes)
  *   mpix_sparse_dense_below       (MPIX_SPARSE_DENSE_BELOW)       bytes below which the dense path is
- *                                                                 always taken; 65536
+ *                                                                 always taken; 131072
  * A value that does not parse is an error naming the key, never a silent default.
  * ------------------------------------------------------------------------------------------------ */
 

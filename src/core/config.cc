@@ -22,6 +22,7 @@ constexpr SettingName kDenseBelow{"mpix_sparse_dense_below", "MPIX_SPARSE_DENSE_
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
+constexpr SettingName kDenseTable{nullptr, "MPIX_SPARSE_COST_DENSE_TABLE"};
 
 struct CostSetting {
     SettingName name;
@@ -29,9 +30,6 @@ struct CostSetting {
 };
 const CostSetting kCostSettings[] = {
     {{nullptr, "MPIX_SPARSE_COST_DENSE_ALPHA_US"}, &CostParams::dense_alpha_us},
-    {{nullptr, "MPIX_SPARSE_COST_DENSE_HOT_NS"}, &CostParams::dense_hot_ns},
-    {{nullptr, "MPIX_SPARSE_COST_DENSE_COLD_NS"}, &CostParams::dense_cold_ns},
-    {{nullptr, "MPIX_SPARSE_COST_DENSE_CACHE_MIB"}, &CostParams::dense_cache_mib},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_ALPHA_US"}, &CostParams::sparse_alpha_us},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_BETA_NS"}, &CostParams::sparse_beta_ns},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_COPY_NS"}, &CostParams::sparse_copy_ns},
@@ -69,6 +67,26 @@ std::optional<double> parse_positive(const std::string &raw) {
     const double v = std::strtod(s.c_str(), &end);
     if (errno != 0 || end == nullptr || *end != '\0' || !(v > 0.0) || v > 1e12) return std::nullopt;
     return v;
+}
+
+// "mib:ns,mib:ns,...", sizes strictly increasing, all positive.
+std::optional<std::vector<DensePoint>> parse_dense_table(const std::string &raw) {
+    std::vector<DensePoint> table;
+    std::size_t at = 0;
+    const std::string s = trimmed_lower(raw);
+    while (at <= s.size()) {
+        const std::size_t comma = std::min(s.find(',', at), s.size());
+        const std::string item = s.substr(at, comma - at);
+        const std::size_t colon = item.find(':');
+        if (colon == std::string::npos) return std::nullopt;
+        const auto mib = parse_positive(item.substr(0, colon));
+        const auto ns = parse_positive(item.substr(colon + 1));
+        if (!mib || !ns || (!table.empty() && *mib <= table.back().mib)) return std::nullopt;
+        table.push_back({*mib, *ns});
+        at = comma + 1;
+    }
+    if (table.empty()) return std::nullopt;
+    return table;
 }
 
 template <class Enum>
@@ -138,6 +156,7 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
         set_or_fail(c.window, n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt, ErrorId::InfoTuning,
                     kWindow, *v);
     }
+    if (auto v = lookup(kDenseTable)) set_or_fail(c.cost.dense_table, parse_dense_table(*v), ErrorId::InfoTuning, kDenseTable, *v);
     for (const CostSetting &s : kCostSettings)
         if (auto v = lookup(s.name)) set_or_fail(c.cost.*s.field, parse_positive(*v), ErrorId::InfoTuning, s.name, *v);
     return c;

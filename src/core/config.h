@@ -27,7 +27,7 @@ struct Config {
     AlgorithmChoice algorithm = AlgorithmChoice::Auto;
     Placement placement = Placement::Spread;
     Hierarchy hierarchical = Hierarchy::Auto;
-    std::uint64_t dense_below_bytes = 65536;
+    std::uint64_t dense_below_bytes = 131072;
     // Tuning (environment only): payload bytes per streamed message and messages in flight per peer.
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;

@@ -4,15 +4,23 @@
 // environment variables override them.
 #pragma once
 
+#include <vector>
+
 namespace mpix::sparse::detail {
 
+// MPI_Allreduce's cost per byte of 2(P-1)/P * N for messages of `mib` MiB.
+struct DensePoint {
+    double mib;
+    double ns;
+};
+
 struct CostParams {
-    // Dense MPI_Allreduce: latency (µs) and ns per byte of 2(P-1)/P * N, from cache-resident buffers
-    // (hot) to buffers of dense_cache_mib and more (cold), linear in between.
+    // Dense MPI_Allreduce: latency (µs), and its per-byte cost by message size (interpolated in log
+    // size, clamped at the ends). It is not one number: it rises as buffers leave the caches and again
+    // where Open MPI switches algorithm for large messages (here between 16 and 32 MiB).
     double dense_alpha_us = 40.0;
-    double dense_hot_ns = 0.28;
-    double dense_cold_ns = 0.68;
-    double dense_cache_mib = 8.0;
+    std::vector<DensePoint> dense_table = {{0.25, 0.28}, {1, 0.30}, {2, 0.41}, {4, 0.55},
+                                           {8, 0.67},    {16, 0.71}, {32, 1.31}, {64, 1.34}};
     // Aggregator streaming: fixed cost (µs: agreement, message round trips, completion barrier), ns per
     // byte the busiest rank sends or receives, and ns per byte of blocks that travel packed (gathered
     // at the sender, placed at the receiver) instead of as dense runs.
@@ -21,7 +29,7 @@ struct CostParams {
     double sparse_copy_ns = 0.38;
     // Allgather of non-zero blocks or pairs: latency per log2(P) step (µs), ns per byte gathered.
     double allgather_alpha_us = 30.0;
-    double allgather_beta_ns = 0.4;
+    double allgather_beta_ns = 1.5;
     // A sparse algorithm must be predicted this much faster than dense to be chosen: dense is never
     // worse than MPI_Allreduce, so uncertainty should fall on its side.
     double sparse_margin = 1.15;

@@ -13,7 +13,7 @@ namespace mpix::sparse::detail {
 
 class DenseStreak {
   public:
-    static constexpr int kReprobeEvery = 16;
+    static constexpr int kReprobeEvery = 32;
 
     // True (and one call of the streak used up) when this call may skip straight to the dense path.
     bool take(std::uint64_t count, MPI_Datatype datatype, MPI_Op op) {

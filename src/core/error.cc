@@ -60,7 +60,8 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "byte count >= 0"},
     {ErrorId::InfoTuning, ErrorKind::Info,
      "MPIX_Sparse: invalid value for a tuning variable (MPIX_SPARSE_MESSAGE_BYTES, "
-     "MPIX_SPARSE_WINDOW or MPIX_SPARSE_COST_*): expected a positive number"},
+     "MPIX_SPARSE_WINDOW or MPIX_SPARSE_COST_*): expected a positive number (the dense table: "
+     "mib:ns pairs separated by commas, sizes increasing)"},
     {ErrorId::InfoTooFewRanks, ErrorKind::Info,
      "MPIX_Sparse: dedicated aggregators need at least two ranks (one aggregator and one worker)"},
     {ErrorId::RemoteArgument, ErrorKind::Remote,

@@ -20,7 +20,20 @@ double estimated_union(const SumMax &bin, std::uint64_t width) {
     return std::max(random_overlap, static_cast<double>(bin.max));
 }
 
-CostFeatures cost_features(const Demand &d, double dense_cache_mib) {
+double dense_ns_per_byte(const CostParams &c, double bytes) {
+    const auto &t = c.dense_table;
+    if (t.empty()) return 1.0;
+    const double mib = bytes / 1048576.0;
+    if (mib <= t.front().mib) return t.front().ns;
+    for (std::size_t i = 1; i < t.size(); ++i) {
+        if (mib > t[i].mib) continue;
+        const double x = (std::log2(mib) - std::log2(t[i - 1].mib)) / (std::log2(t[i].mib) - std::log2(t[i - 1].mib));
+        return t[i - 1].ns + x * (t[i].ns - t[i - 1].ns);
+    }
+    return t.back().ns;
+}
+
+CostFeatures cost_features(const Demand &d) {
     CostFeatures f;
     const double P = d.workers;
     const double A = d.aggregators;
@@ -37,12 +50,8 @@ CostFeatures cost_features(const Demand &d, double dense_cache_mib) {
     }
     f.union_blocks = U;
     constexpr double kNsPerUs = 1e3;
-    // Dense: MPI's per-byte cost grows as the buffers stop fitting in cache.
-    const double ring_bytes = 2.0 * (P - 1) / P * N;
-    const double cold = std::min(1.0, N / (dense_cache_mib * 1048576.0));
     f.dense[0] = 1.0;
-    f.dense[1] = ring_bytes * (1.0 - cold) / kNsPerUs;
-    f.dense[2] = ring_bytes * cold / kNsPerUs;
+    f.dense[1] = 2.0 * (P - 1) / P * N / kNsPerUs;
     double busiest;
     if (d.dedicated) busiest = bb * std::max(S / A + (U / A) * P, D + U);
     else busiest = bb * (D * (A - 1) / A + (S / A) * (P - 1) / P + (U / A) * (P - 1) + U * (A - 1) / A);
@@ -59,10 +68,11 @@ CostFeatures cost_features(const Demand &d, double dense_cache_mib) {
 }
 
 CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
-    const CostFeatures f = cost_features(d, c.dense_cache_mib);
+    const CostFeatures f = cost_features(d);
     CostEstimate e;
     e.union_blocks = f.union_blocks;
-    e.dense_us = c.dense_alpha_us * f.dense[0] + c.dense_hot_ns * f.dense[1] + c.dense_cold_ns * f.dense[2];
+    e.dense_us = c.dense_alpha_us * f.dense[0] +
+                 dense_ns_per_byte(c, static_cast<double>(d.layout.total_bytes())) * f.dense[1];
     e.aggregator_us =
         c.sparse_alpha_us * f.aggregator[0] + c.sparse_beta_ns * f.aggregator[1] + c.sparse_copy_ns * f.aggregator[2];
     e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1];

@@ -35,15 +35,17 @@ struct CostEstimate {
 // demand, per algorithm (µs per unit of the matching CostParams field), for fitting the constants
 // (bench/calibrate_cost_model) and for estimate_costs.
 struct CostFeatures {
-    // dense: {1, bytes at the hot rate, bytes at the cold rate} x {alpha_us, hot_ns, cold_ns}
-    double dense[3] = {};
+    // dense: {1, 2(P-1)/P * N in thousands of bytes} x {alpha_us, ns per byte (dense_ns_per_byte)}
+    double dense[2] = {};
     // aggregator: {1, busiest-rank bytes, packed bytes} x {alpha_us, beta_ns, copy_ns}
     double aggregator[3] = {};
     // allgather: {log2 steps, gathered bytes} x {alpha_us, beta_ns}
     double allgather[2] = {};
     double union_blocks = 0;
 };
-CostFeatures cost_features(const Demand &demand, double dense_cache_mib);
+CostFeatures cost_features(const Demand &demand);
+// MPI_Allreduce's ns per byte for an N-byte message, from the table.
+double dense_ns_per_byte(const CostParams &cost, double bytes);
 
 struct Plan {
     Algorithm algorithm = Algorithm::Dense;

@@ -45,7 +45,7 @@ TEST(Config, DefaultsAndValidValues) {
                             {"mpix_sparse_hierarchical", "off"},
                             {"mpix_sparse_dense_below", "0"},
                             {"MPIX_SPARSE_WINDOW", "8"},
-                            {"MPIX_SPARSE_COST_DENSE_HOT_NS", "2.5"}});
+                            {"MPIX_SPARSE_COST_DENSE_TABLE", "1:0.5, 16:2.5"}});
     EXPECT_EQ(c.block_elems, 64u);
     EXPECT_EQ(c.aggregators, 2);
     EXPECT_EQ(c.mode, AggregatorMode::Dedicated);
@@ -54,7 +54,8 @@ TEST(Config, DefaultsAndValidValues) {
     EXPECT_EQ(c.hierarchical, Hierarchy::Off);
     EXPECT_EQ(c.dense_below_bytes, 0u);
     EXPECT_EQ(c.window, 8);
-    EXPECT_DOUBLE_EQ(c.cost.dense_hot_ns, 2.5);
+    ASSERT_EQ(c.cost.dense_table.size(), 2u);
+    EXPECT_DOUBLE_EQ(c.cost.dense_table[1].ns, 2.5);
 }
 
 TEST(Config, BadValuesAreErrorsNamingTheKey) {
@@ -70,6 +71,8 @@ TEST(Config, BadValuesAreErrorsNamingTheKey) {
     EXPECT_EQ(parse_error({{"mpix_sparse_dense_below", "1k"}}), ErrorId::InfoDenseBelow);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_MESSAGE_BYTES", "12"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_SPARSE_COPY_NS", "-1"}}), ErrorId::InfoTuning);
+    EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_DENSE_TABLE", "4:1,2:1"}}), ErrorId::InfoTuning);
+    EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_DENSE_TABLE", "4"}}), ErrorId::InfoTuning);
     for (ErrorId id : {ErrorId::InfoBlockSize, ErrorId::InfoAggregators, ErrorId::InfoAlgorithm})
         EXPECT_NE(std::string(describe(id).message).find("mpix_sparse_"), std::string::npos);
 }

@@ -33,7 +33,7 @@ TEST(Planner, UnionEstimateBetweenMaxAndSum) {
 
 TEST(Planner, SparseWinsAtLowDensityDenseAtFullDensityForCheapDense) {
     Config config;
-    config.cost.dense_hot_ns = config.cost.dense_cold_ns = 0.5; // a fast dense allreduce
+    config.cost.dense_table = {{1, 0.5}}; // a fast dense allreduce
     config.cost.sparse_beta_ns = 1.0;
     const Plan sparse = make_plan(demand(65536, 4, 4, 0.01), config);
     EXPECT_NE(sparse.algorithm, Algorithm::Dense);
@@ -43,7 +43,13 @@ TEST(Planner, SparseWinsAtLowDensityDenseAtFullDensityForCheapDense) {
 }
 
 TEST(Planner, DenseCostGrowsOutOfCache) {
-    // MPI's per-byte cost rises from the hot to the cold rate as buffers outgrow the cache.
+    // MPI's per-byte cost rises as buffers outgrow the cache (the default table); interpolation
+    // between table points is in log size and clamps at the ends.
+    CostParams t;
+    t.dense_table = {{1, 1.0}, {4, 2.0}};
+    EXPECT_DOUBLE_EQ(dense_ns_per_byte(t, 0.5 * 1048576), 1.0);
+    EXPECT_DOUBLE_EQ(dense_ns_per_byte(t, 2.0 * 1048576), 1.5);
+    EXPECT_DOUBLE_EQ(dense_ns_per_byte(t, 64.0 * 1048576), 2.0);
     CostParams c;
     const Demand small = demand(1024, 4, 4, 1.0);   // 1 MiB
     const Demand large = demand(65536, 4, 4, 1.0);  // 64 MiB

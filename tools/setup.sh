@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what mpix_sparse needs on Debian 12 (as root, or with sudo), skipping what is present.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libopenmpi-dev openmpi-bin
+  libucx-dev ucx-utils
+  libgtest-dev
+  libboost-dev libboost-program-options-dev
+  libhwloc-dev
+  gnuplot-nox python3
+  iproute2 util-linux
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+sudo=""
+if ((EUID != 0)); then
+  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
