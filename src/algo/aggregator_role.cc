@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "algo/worker_role.h"
-#include "core/memory_ops.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -31,7 +30,9 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, s
     // windows, small enough that the accumulator stays in cache.
     window_blocks_ = std::max<std::uint64_t>(spec.max_blocks_per_message(),
                                              (std::size_t{256} << 10) / spec.layout.block_bytes());
-    res_.counts.resize(static_cast<std::size_t>(window_blocks_));
+    // Kept zero between windows: each window clears only what it touched.
+    res_.counts.assign(static_cast<std::size_t>(window_blocks_), 0u);
+    res_.touched.assign(static_cast<std::size_t>(window_blocks_ + 63) / 64, 0u);
     res_.union_.resize(static_cast<std::size_t>(window_blocks_));
 }
 
@@ -197,11 +198,11 @@ void AggregatorRole::accumulate(const BlockBatch &batch, std::byte *acc, std::ui
     if (batch.last() == last_block && spec_.layout.elems_of(last_block) != elems) {
         // The vector's final block is partial: reduce it on its own with its real length.
         --n;
-        kernels_.accumulate(acc, res_.counts.data(), batch.index ? batch.index + n : nullptr,
+        kernels_.accumulate(acc, res_.counts.data(), res_.touched.data(), batch.index ? batch.index + n : nullptr,
                             batch.index ? shift : shift + static_cast<std::int64_t>(n),
                             batch.data + n * spec_.layout.block_bytes(), 1, spec_.layout.elems_of(last_block), elems);
     }
-    kernels_.accumulate(acc, res_.counts.data(), batch.index, shift, batch.data, n, elems, elems);
+    kernels_.accumulate(acc, res_.counts.data(), res_.touched.data(), batch.index, shift, batch.data, n, elems, elems);
 }
 
 void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
@@ -212,7 +213,6 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         if (res_.window.size() < span * block_bytes) res_.window.resize(span * block_bytes);
         acc = res_.window.data();
     }
-    std::fill_n(res_.counts.begin(), span, 0u);
     auto visit = [&](const BlockBatch &b) { accumulate(b, acc, base); };
     // Fixed order: this rank's own blocks first, then the other workers by index. The result is the
     // same on every rank (one aggregator computes it) and from run to run.
@@ -223,15 +223,28 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
             p->cursor.take_until(end, visit);
         }
     }
+    // The union, from the slots the contributions touched (cost follows the union, not the span);
+    // counts and marks are cleared for the next window on the way.
     std::size_t u = 0;
     const auto workers = static_cast<std::uint32_t>(spec_.workers());
-    for (std::uint64_t i = 0; i < span; ++i) {
-        const std::uint32_t c = res_.counts[i];
-        if (c == 0) continue;
-        res_.union_[u++] = static_cast<std::uint32_t>(i);
-        if (c < workers && kernels_.finish_partial)
-            kernels_.finish_partial(acc + i * block_bytes, spec_.layout.elems_of(base + i));
+    const std::size_t words = static_cast<std::size_t>((span + 63) / 64);
+    if (spec_.layout.block_elems == 1) {
+        u = kernels_.collect_elements(acc, res_.counts.data(), res_.touched.data(), static_cast<std::size_t>(span),
+                                      workers, res_.union_.data());
+    } else
+    for (std::size_t w = 0; w < words; ++w) {
+        std::uint64_t bits = res_.touched[w];
+        res_.touched[w] = 0;
+        while (bits != 0) {
+            const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            res_.union_[u++] = static_cast<std::uint32_t>(i);
+            if (res_.counts[i] < workers && kernels_.finish_partial)
+                kernels_.finish_partial(acc + i * block_bytes, spec_.layout.elems_of(base + i));
+            res_.counts[i] = 0;
+        }
     }
+
     if (u == 0) return;
     const BlockLayout &layout = spec_.layout;
     const std::uint64_t per_message = spec_.max_blocks_per_message();
@@ -246,6 +259,8 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         if (dense <= packed) {
             flush_pending(first);
             emit_dense(base, acc, from, to, to < u ? base + res_.union_[to] : end);
+        } else if (spec_.layout.block_elems == 1) {
+            append_packed_elements(base, acc, from, to);
         } else {
             for (std::size_t i = from; i < to; ++i) {
                 const std::uint64_t block = base + res_.union_[i];
@@ -334,6 +349,41 @@ void AggregatorRole::append_packed(std::uint64_t block, const std::byte *data) {
     pending_bytes_ += bytes;
 }
 
+// append_packed for one-element blocks, a run of union entries at a time (no per-element calls).
+void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte *acc, std::size_t from,
+                                            std::size_t to) {
+    const std::size_t elem = spec_.layout.elem_size;
+    const std::uint64_t per_message = spec_.max_blocks_per_message();
+    while (from < to) {
+        const std::uint64_t block = base + res_.union_[from];
+        if (!pending_ || pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan) {
+            append_packed(block, acc + (block - base) * elem); // starts (or restarts) the message
+            ++from;
+            continue;
+        }
+        // As many as fit in the message and keep 32-bit offsets.
+        std::size_t take = std::min<std::size_t>(to - from, static_cast<std::size_t>(per_message - pending_n_));
+        while (take > 0 && base + res_.union_[from + take - 1] - cover_start_ > kMaxPackedSpan) --take;
+        std::byte *data = pending_->buffer.data() + pending_bytes_;
+        std::uint32_t *index = res_.result_index.data() + pending_n_;
+        const auto shift = static_cast<std::uint32_t>(base - cover_start_);
+        if (elem == 4) {
+            for (std::size_t i = 0; i < take; ++i) {
+                std::memcpy(data + i * 4, acc + std::size_t{res_.union_[from + i]} * 4, 4);
+                index[i] = res_.union_[from + i] + shift;
+            }
+        } else {
+            for (std::size_t i = 0; i < take; ++i) {
+                std::memcpy(data + i * elem, acc + std::size_t{res_.union_[from + i]} * elem, elem);
+                index[i] = res_.union_[from + i] + shift;
+            }
+        }
+        pending_n_ += take;
+        pending_bytes_ += take * elem;
+        from += take;
+    }
+}
+
 // Sends the packed result being filled, covering [cover_start_, end).
 void AggregatorRole::flush_pending(std::uint64_t end) {
     if (!pending_) return;
@@ -375,10 +425,7 @@ void AggregatorRole::send_to_workers(std::unique_ptr<OutboundMessage> message, c
 void AggregatorRole::send_coverage(std::uint64_t end) {
     auto message = res_.outbound.get();
     message->header = result_header(cover_start_, end);
-    const std::uint64_t begin = cover_start_;
-    send_to_workers(std::move(message), nullptr, 0);
-    if (own_worker_) own_worker_->local_result(begin, end);
-    cover_start_ = end;
+    finish_result(std::move(message), nullptr, 0, end);
 }
 
 void AggregatorRole::release_consumed() {

@@ -58,6 +58,7 @@ class AggregatorRole {
     void emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                     std::uint64_t cover_end);
     void append_packed(std::uint64_t block, const std::byte *data);
+    void append_packed_elements(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to);
     void flush_pending(std::uint64_t end);
     void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
                        std::uint64_t cover_end);

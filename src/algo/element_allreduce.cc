@@ -122,11 +122,12 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
         return;
     }
     if (out.dense != nullptr) {
-        // Zeros everywhere no rank has a pair; the union is written over them.
-        fill_zero(static_cast<std::byte *>(out.dense), call.layout.total_bytes(),
-                  call.layout.total_bytes() >= kStreamingFillBytes);
+        // Zeros first, with streaming stores (the output is not read back), then the union lands on
+        // them: measured cheaper than writing zeros and values in one pass when ranks share cores.
+        auto *dense = static_cast<std::byte *>(out.dense);
+        fill_zero(dense, call.layout.total_bytes(), call.layout.total_bytes() >= kStreamingFillBytes);
         store_fence();
-        DenseResultSink sink(static_cast<std::byte *>(out.dense), call.layout);
+        DenseResultSink sink(dense, call.layout);
         run_sparse(state, call, plan, source, sink);
     } else {
         CollectingResultSink sink(call.layout);

@@ -62,6 +62,7 @@ struct StreamResources {
     std::vector<std::unique_ptr<InboundPiece>> draining_pieces;
     std::vector<std::byte> window;       // aggregator accumulator when not reducing in place
     std::vector<std::uint32_t> counts;   // contributors per window block
+    std::vector<std::uint64_t> touched;  // window blocks with a contribution (one bit each)
     std::vector<std::uint32_t> union_;   // window positions with a contribution
     std::vector<std::uint32_t> plan_index;   // worker's message plan scratch
     std::vector<std::uint32_t> result_index; // aggregator's packed result block numbers

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/library.h"
+#include "core/memory_ops.h"
 #include "core/placement.h"
 
 namespace mpix::sparse::detail {
@@ -121,6 +122,7 @@ void CommState::run_stream(const StreamSpec &spec, const ContributionSource *sou
         protocol_error_.clear();
     }
     run_to_completion(op, transport);
+    store_fence(); // results written with streaming stores are visible before anyone reads them
     finish_together(transport);
     active_ = nullptr;
     stats_.bytes_sent += static_cast<std::int64_t>(counters.bytes_sent);

@@ -62,9 +62,23 @@ void gather_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *in
                last_bytes);
 }
 
+namespace {
+
+// One element per block (the element variant): a typed loop, no per-element size dispatch.
+template <std::size_t Bytes>
+void scatter_elements(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
+                      std::uint64_t first) {
+    std::byte *base = dst + first * Bytes;
+    for (std::size_t i = 0; i < n; ++i) std::memcpy(base + std::size_t{index[i]} * Bytes, src + i * Bytes, Bytes);
+}
+
+}  // namespace
+
 void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
                     std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes) {
     if (n == 0) return;
+    if (block_bytes == 4 && last_bytes == 4) return scatter_elements<4>(dst, src, index, n, first_block);
+    if (block_bytes == 8 && last_bytes == 8) return scatter_elements<8>(dst, src, index, n, first_block);
     for (std::size_t i = 0; i + 1 < n; ++i)
         copy_block(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes, block_bytes);
     copy_block(dst + (first_block + index[n - 1]) * block_bytes, src + (n - 1) * block_bytes,

@@ -61,7 +61,7 @@ void combine_elems(std::byte *acc, const std::byte *x, std::size_t n) {
 }
 
 template <class T, class Op>
-void accumulate(std::byte *acc, std::uint32_t *counts, const std::uint32_t *index,
+void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, const std::uint32_t *index,
                 std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems,
                 std::size_t stride) {
     T *a = reinterpret_cast<T *>(acc);
@@ -71,7 +71,12 @@ void accumulate(std::byte *acc, std::uint32_t *counts, const std::uint32_t *inde
         for (std::size_t i = 0; i < nblocks; ++i) {
             const std::size_t slot =
                 static_cast<std::size_t>((index ? std::int64_t{index[i]} : std::int64_t(i)) + shift);
-            a[slot] = counts[slot]++ == 0 ? Op::init(v[i]) : Op::combine(a[slot], v[i]);
+            if (counts[slot]++ == 0) {
+                touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
+                a[slot] = Op::init(v[i]);
+            } else {
+                a[slot] = Op::combine(a[slot], v[i]);
+            }
         }
         return;
     }
@@ -81,6 +86,7 @@ void accumulate(std::byte *acc, std::uint32_t *counts, const std::uint32_t *inde
         T *out = a + slot * stride;
         const T *in = v + i * stride;
         if (counts[slot]++ == 0) {
+            touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
             if (out != in) init_elems<T, Op>(reinterpret_cast<std::byte *>(out),
                                              reinterpret_cast<const std::byte *>(in), elems);
             else if constexpr (!std::is_same_v<Op, SumOp> && !std::is_same_v<Op, BorOp> &&
@@ -101,6 +107,28 @@ void finish_partial_float(std::byte *slot, std::size_t elems) {
 }
 
 template <class T, class Op>
+std::size_t collect_elements(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, std::size_t span,
+                             std::uint32_t contributors, std::uint32_t *union_out) {
+    T *a = reinterpret_cast<T *>(acc);
+    std::size_t u = 0;
+    const std::size_t words = (span + 63) / 64;
+    for (std::size_t w = 0; w < words; ++w) {
+        std::uint64_t bits = touched[w];
+        if (bits == 0) continue;
+        touched[w] = 0;
+        do {
+            const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            union_out[u++] = static_cast<std::uint32_t>(i);
+            if constexpr (std::is_floating_point_v<T> && std::is_same_v<Op, SumOp>)
+                if (counts[i] < contributors) a[i] = a[i] + T(0);
+            counts[i] = 0;
+        } while (bits != 0);
+    }
+    return u;
+}
+
+template <class T, class Op>
 constexpr ReduceKernels make_kernels() {
     ReduceKernels k{};
     k.accumulate = &accumulate<T, Op>;
@@ -109,6 +137,7 @@ constexpr ReduceKernels make_kernels() {
         k.finish_partial = &finish_partial_float<T>;
     k.init = &init_elems<T, Op>;
     k.combine = &combine_elems<T, Op>;
+    k.collect_elements = &collect_elements<T, Op>;
     return k;
 }
 

@@ -16,14 +16,19 @@ namespace mpix::sparse::detail {
 struct ReduceKernels {
     // For i in [0, nblocks): slot = pos(i) where pos(i) = index ? index[i] + shift : shift + i;
     // the `elems` elements at acc + slot * stride accumulate those at data + i * stride (stride in
-    // elements: the block size; elems < stride only for the vector's final, partial block), and
-    // counts[slot] is incremented. Positions ascend and stay inside the window.
-    void (*accumulate)(std::byte *acc, std::uint32_t *counts, const std::uint32_t *index,
-                       std::int64_t shift, const std::byte *data, std::size_t nblocks,
-                       std::size_t elems, std::size_t stride);
+    // elements: the block size; elems < stride only for the vector's final, partial block),
+    // counts[slot] is incremented, and a slot's first contribution sets its bit in `touched` (so the
+    // caller finds the union without scanning every slot). Positions ascend and stay in the window.
+    void (*accumulate)(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, const std::uint32_t *index,
+                       std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems,
+                       std::size_t stride);
     // Called on a slot that fewer than all ranks contributed to: combines the identity into it. Only
     // float SUM needs it (-0.0 + +0.0 = +0.0, as MPI_Allreduce computes); null otherwise.
     void (*finish_partial)(std::byte *slot, std::size_t elems);
+    // After a window of `span` one-element slots: lists the touched slots in ascending order into
+    // union_out (returning how many), finishes partial ones, and clears their counts and marks.
+    std::size_t (*collect_elements)(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched,
+                                    std::size_t span, std::uint32_t contributors, std::uint32_t *union_out);
     // acc[i] = init(x[i]) and acc[i] = op(acc[i], x[i]) over n elements: duplicates and allgather.
     void (*init)(std::byte *acc, const std::byte *x, std::size_t n);
     void (*combine)(std::byte *acc, const std::byte *x, std::size_t n);

@@ -2,6 +2,8 @@
 // row, statistics, and the sparse path really moving fewer bytes.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <vector>
 
@@ -19,6 +21,14 @@ std::vector<float> sparse_floats(std::size_t count, std::uint32_t block, double 
     std::vector<float> v(count);
     std::memcpy(v.data(), bytes.data(), bytes.size());
     return v;
+}
+
+// Iteration counts scaled by MPIX_SPARSE_TEST_SCALE (the emulated cluster, where every call crosses a
+// shaped TCP link between namespaces sharing two cores, runs fewer).
+int scaled(int iterations) {
+    const char *v = std::getenv("MPIX_SPARSE_TEST_SCALE");
+    const double scale = v != nullptr ? std::atof(v) : 1.0;
+    return std::max(1, static_cast<int>(iterations * (scale > 0 ? scale : 1.0)));
 }
 
 std::vector<float> reference(const std::vector<float> &in, MPI_Comm comm) {
@@ -60,7 +70,7 @@ TEST(AllreduceCases, ThousandsOfCallsInARow) {
     const auto want = reference(in, MPI_COMM_WORLD);
     std::vector<float> out(in.size());
     int failures = 0;
-    const int calls = 3000;
+    const int calls = scaled(3000);
     for (int i = 0; i < calls; ++i) {
         if (MPIX_Sparse_allreduce(in.data(), out.data(), 8192, MPI_FLOAT, MPI_SUM, comm.get()) != MPI_SUCCESS) ++failures;
         if (i % 250 == 0 && out != want) ++failures;
@@ -132,9 +142,15 @@ TEST(AllreduceCases, OnePercentDensitySendsASmallFractionOfTheBuffer) {
         EXPECT_EQ(out, reference(in, MPI_COMM_WORLD));
         const double per_call = static_cast<double>(stats_of(comm.get()).bytes_sent) / calls;
         const double fraction = per_call / static_cast<double>(count * sizeof(float));
-        // Each rank sends its 1% to the aggregators and, as an aggregator, its shard of the union
-        // (about P%) to the other ranks: a few percent, against 2(P-1)/P = up to 150% for a ring.
-        EXPECT_LT(fraction, 0.05) << algorithm << ": rank " << rank << " sent " << per_call << " bytes per call";
+        // Each rank sends its 1% to the aggregators and, as an aggregator, its shard of the union to
+        // the other ranks: (P-1)/P (d + u) with u = 1 - 0.99^P for random patterns, 3.7% on 4 ranks,
+        // against 2(P-1)/P = up to 200% for a ring allreduce.
+        const double union_density = 1.0 - std::pow(0.99, size);
+        const double expected = (size - 1.0) / size * (0.01 + union_density);
+        EXPECT_LT(fraction, 1.25 * expected) << algorithm << ": rank " << rank << " sent " << per_call;
+        if (size <= 4) {
+            EXPECT_LT(fraction, 0.05) << algorithm << ": rank " << rank << " sent " << per_call;
+        }
         EXPECT_GT(fraction, 0.0);
     }
 }
