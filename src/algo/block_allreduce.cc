@@ -1,5 +1,9 @@
 #include "algo/block_allreduce.h"
 
+#include <algorithm>
+#include <climits>
+#include <utility>
+
 #include "algo/contribution_source.h"
 #include "algo/dense_allreduce.h"
 #include "algo/result_sink.h"
@@ -7,6 +11,7 @@
 #include "core/block_scan.h"
 #include "core/comm_state.h"
 #include "core/element_type.h"
+#include "core/error.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -16,6 +21,41 @@ void serve_dense(CommState &state, const void *sendbuf, void *recvbuf, std::uint
     if (count > 0) dense_allreduce(state, sendbuf, recvbuf, count, datatype, op);
     ++state.stats().dense_fallbacks;
     state.stats().last_algorithm = static_cast<int>(Algorithm::Dense);
+}
+
+// Inside each node, then across nodes between one leader per node, then the leader's result to its
+// node: each node's data crosses the network once, already combined.
+void hierarchical_allreduce(CommState &state, NodeHierarchy &h, const void *sendbuf, void *recvbuf,
+                            std::uint64_t count, MPI_Datatype datatype, MPI_Op op) {
+    CommStats &stats = state.stats();
+    auto traffic = [&] {
+        std::int64_t sent = h.node_state->stats().bytes_sent, received = h.node_state->stats().bytes_received;
+        if (h.leader_state) {
+            sent += h.leader_state->stats().bytes_sent;
+            received += h.leader_state->stats().bytes_received;
+        }
+        return std::make_pair(sent, received);
+    };
+    const auto before = traffic();
+    block_allreduce(*h.node_state, sendbuf, recvbuf, count, datatype, op);
+    if (h.leader_state) block_allreduce(*h.leader_state, MPI_IN_PLACE, recvbuf, count, datatype, op);
+    MPI_Count size = 0, lb = 0, extent = 0;
+    MPI_Type_size_x(datatype, &size);
+    MPI_Type_get_extent_x(datatype, &lb, &extent);
+    // In slices of at most INT_MAX elements, like the dense path.
+    constexpr std::uint64_t kSlice = static_cast<std::uint64_t>(INT_MAX);
+    for (std::uint64_t done = 0; done < count;) {
+        const std::uint64_t n = std::min(kSlice, count - done);
+        const int rc = MPI_Bcast(static_cast<char *>(recvbuf) + static_cast<std::ptrdiff_t>(done) * extent,
+                                 static_cast<int>(n), datatype, 0, h.node);
+        if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Bcast");
+        done += n;
+    }
+    const auto after = traffic();
+    stats.bytes_sent += after.first - before.first;
+    stats.bytes_received += after.second - before.second;
+    stats.last_algorithm = h.node_state->stats().last_algorithm;
+    if (stats.last_algorithm == static_cast<int>(Algorithm::Dense)) ++stats.dense_fallbacks;
 }
 
 }  // namespace
@@ -33,6 +73,10 @@ void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::
     if (!sparse_capable || count == 0 || state.size() == 1 || config.algorithm == AlgorithmChoice::Dense ||
         count * element_size(*type) < config.dense_below_bytes) {
         serve_dense(state, sendbuf, recvbuf, count, datatype, op);
+        return;
+    }
+    if (NodeHierarchy *h = state.hierarchy()) {
+        hierarchical_allreduce(state, *h, sendbuf, recvbuf, count, datatype, op);
         return;
     }
     // Recent calls like this one were dense: stay dense without scanning or agreeing (see DenseStreak).

@@ -1,5 +1,6 @@
 #include "core/comm_state.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -33,15 +34,54 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
         group_.size = size_;
         group_.rank = rank_;
         for (int r = 0; r < size_; ++r) group_.workers.push_back(r);
-        group_.aggregators = aggregators == size_ || size_ == 1
-                                 ? group_.workers
-                                 : choose_aggregators(node_of_ranks(internal_), aggregators, config.placement);
+        // Node topology, only where something depends on it (collective, so decided from config).
+        const bool need_nodes = (aggregators < size_ && size_ > 1) || config.hierarchical != Hierarchy::Off;
+        const std::vector<int> node = need_nodes ? node_of_ranks(internal_) : std::vector<int>();
+        group_.aggregators =
+            aggregators == size_ || size_ == 1 ? group_.workers : choose_aggregators(node, aggregators, config.placement);
         context_ = Library::get().agree_context(internal_);
         Library::get().register_sink(context_, this);
+        if (config.hierarchical != Hierarchy::Off && size_ > 1) build_hierarchy(node);
     } catch (...) {
+        if (context_ != 0) Library::get().unregister_sink(context_);
         MPI_Comm_free(&internal_);
         throw;
     }
+}
+
+// Hierarchy pays off when traffic crosses nodes and some node has several ranks whose data can be
+// combined before it leaves: auto requires both; on forces it (on one node it is correct but only
+// adds a broadcast).
+void CommState::build_hierarchy(const std::vector<int> &node_of_rank) {
+    const int nodes = 1 + *std::max_element(node_of_rank.begin(), node_of_rank.end());
+    std::vector<int> per_node(static_cast<std::size_t>(nodes), 0);
+    for (int n : node_of_rank) ++per_node[static_cast<std::size_t>(n)];
+    const int max_per_node = *std::max_element(per_node.begin(), per_node.end());
+    if (config_.hierarchical == Hierarchy::Auto && (nodes == 1 || max_per_node == 1)) return;
+    auto h = std::make_unique<NodeHierarchy>();
+    const int my_node = node_of_rank[static_cast<std::size_t>(rank_)];
+    int rc = MPI_Comm_split(internal_, my_node, rank_, &h->node);
+    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_split");
+    int node_rank = 0;
+    MPI_Comm_rank(h->node, &node_rank);
+    rc = MPI_Comm_split(internal_, node_rank == 0 ? 0 : MPI_UNDEFINED, rank_, &h->leaders);
+    if (rc != MPI_SUCCESS) {
+        MPI_Comm_free(&h->node);
+        throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_split");
+    }
+    Config level = config_;
+    level.hierarchical = Hierarchy::Off;
+    level.aggregators = 0;
+    try {
+        h->node_state = std::make_unique<CommState>(h->node, level);
+        if (h->leaders != MPI_COMM_NULL) h->leader_state = std::make_unique<CommState>(h->leaders, level);
+    } catch (...) {
+        h->node_state.reset();
+        MPI_Comm_free(&h->node);
+        if (h->leaders != MPI_COMM_NULL) MPI_Comm_free(&h->leaders);
+        throw;
+    }
+    hierarchy_ = std::move(h);
 }
 
 CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context, Group group,
@@ -54,6 +94,12 @@ CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context,
 }
 
 CommState::~CommState() {
+    if (hierarchy_) {
+        hierarchy_->leader_state.reset();
+        hierarchy_->node_state.reset();
+        if (hierarchy_->leaders != MPI_COMM_NULL) MPI_Comm_free(&hierarchy_->leaders);
+        MPI_Comm_free(&hierarchy_->node);
+    }
     try {
         say_goodbye();
         // Sends still awaiting acknowledgements: give them a bounded time, then leave their memory

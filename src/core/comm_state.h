@@ -26,6 +26,15 @@
 
 namespace mpix::sparse::detail {
 
+class CommState;
+
+// Two levels for hierarchical reduction: this rank's node, and one leader per node.
+struct NodeHierarchy {
+    MPI_Comm node = MPI_COMM_NULL;    // the ranks of this rank's node
+    MPI_Comm leaders = MPI_COMM_NULL; // rank 0 of each node (MPI_COMM_NULL elsewhere)
+    std::unique_ptr<CommState> node_state, leader_state;
+};
+
 struct CommStats {
     std::int64_t calls = 0;
     std::int64_t bytes_sent = 0;
@@ -37,7 +46,8 @@ struct CommStats {
 class CommState final : public MessageSink {
   public:
     // Colocated: every rank of comm is a worker, config.aggregators of them (default all) aggregate.
-    // Collective over comm.
+    // With hierarchy (config.hierarchical on, or auto with several nodes and several ranks on some
+    // node), it also builds the node and leader levels. Collective over comm.
     CommState(MPI_Comm comm, const Config &config);
     // Dedicated worker: group and links were set up over the parent communicator by
     // MPIX_Sparse_comm_create. Collective over comm (the workers).
@@ -63,6 +73,8 @@ class CommState final : public MessageSink {
     StreamResources &resources() { return resources_; }
     PairSortScratch &pair_scratch() { return pair_scratch_; }
     DenseStreak &dense_streak() { return dense_streak_; }
+    // The node and leader levels, or null when calls reduce in one level.
+    NodeHierarchy *hierarchy() { return hierarchy_.get(); }
 
     // Runs a streamed operation to completion (connecting the links first if needed: collective).
     // Throws Error on transport or protocol failure. Adds its traffic to the counters.
@@ -74,6 +86,7 @@ class CommState final : public MessageSink {
     void say_goodbye();
 
   private:
+    void build_hierarchy(const std::vector<int> &node_of_rank);
     Transport &links();
     void finish_together(Transport &transport);
 
@@ -90,6 +103,7 @@ class CommState final : public MessageSink {
     StreamResources resources_;
     PairSortScratch pair_scratch_;
     DenseStreak dense_streak_;
+    std::unique_ptr<NodeHierarchy> hierarchy_;
     StreamingOperation *active_ = nullptr;
     std::deque<InboundMessage> early_; // messages of operations this rank has not started
     std::string protocol_error_;       // a malformed message arrived between operations

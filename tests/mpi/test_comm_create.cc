@@ -46,6 +46,29 @@ TEST(CommCreate, ColocatedWithFewerAggregators) {
     }
 }
 
+TEST(CommCreate, HierarchicalReduction) {
+    // on: node level, leader level, broadcast (on one node too); auto: only across several nodes
+    // with several ranks on one (the emulated cluster runs this with 2 ranks per node).
+    for (const char *setting : {"on", "auto", "off"}) {
+        for (const char *algorithm : {"aggregator", "auto"}) {
+            SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_hierarchical", setting}, {"mpix_sparse_algorithm", algorithm}});
+            ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+            check_calls(comm.get(), 70);
+            // The in-place form goes through the same levels.
+            const int rank = world_rank();
+            std::vector<double> v(300000, 0.0);
+            for (std::size_t i = static_cast<std::size_t>(rank); i < v.size(); i += 997) v[i] = 1.0 + rank;
+            std::vector<double> want(v.size());
+            MPI_Allreduce(v.data(), want.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            EXPECT_EQ(MPIX_Sparse_allreduce(MPI_IN_PLACE, v.data(), static_cast<MPI_Count>(v.size()), MPI_DOUBLE, MPI_SUM,
+                                            comm.get()),
+                      MPI_SUCCESS);
+            EXPECT_EQ(v, want) << setting << "/" << algorithm;
+            EXPECT_EQ(stats_of(comm.get()).calls, 5);
+        }
+    }
+}
+
 TEST(CommCreate, DedicatedAggregators) {
     const int size = world_size(), rank = world_rank();
     if (size < 2) GTEST_SKIP() << "dedicated mode needs an aggregator and a worker";
