@@ -13,7 +13,7 @@
 namespace bench {
 
 class AlignedBuffer {
-public:
+  public:
     AlignedBuffer() = default;
     explicit AlignedBuffer(std::size_t bytes) { resize(bytes); }
 
@@ -32,7 +32,7 @@ public:
     const unsigned char *data() const { return data_.get(); }
     std::size_t size() const { return size_; }
 
-private:
+  private:
     struct Free {
         void operator()(unsigned char *p) const { std::free(p); }
     };
@@ -40,6 +40,6 @@ private:
     std::size_t size_ = 0;
 };
 
-} // namespace bench
+}  // namespace bench
 
 #endif

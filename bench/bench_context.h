@@ -12,9 +12,9 @@ namespace bench {
 
 struct BenchContext {
     const BenchOptions &opts;
-    MPI_Comm lib_comm;  // from MPIX_Sparse_comm_create; only library calls use it, so its
-                        // statistics count exactly the calls we time
-    MPI_Comm base_comm; // duplicate of lib_comm for the baselines, barriers and result reductions
+    MPI_Comm lib_comm;   // from MPIX_Sparse_comm_create; only library calls use it, so its
+                         // statistics count exactly the calls we time
+    MPI_Comm base_comm;  // duplicate of lib_comm for the baselines, barriers and result reductions
     int rank;
     int nranks;
 };
@@ -30,6 +30,6 @@ inline void check_mpi(int rc, const char *what) {
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-} // namespace bench
+}  // namespace bench
 
 #endif

@@ -62,16 +62,18 @@ std::string join_command_line(int argc, char **argv) {
         std::string arg = argv[i];
         if (i) out += ' ';
         if (arg.find_first_of(" \t'\"") != std::string::npos || arg.empty())
-            out += '\'' + arg + '\''; // readable, not a full shell quoting
+            out += '\'' + arg + '\'';  // readable, not a full shell quoting
         else
             out += arg;
     }
     return out;
 }
 
-} // namespace
+}  // namespace
 
-const char *variant_name(Variant v) { return v == Variant::Block ? "block" : "elements"; }
+const char *variant_name(Variant v) {
+    return v == Variant::Block ? "block" : "elements";
+}
 
 int BenchOptions::iterations_for(std::size_t bytes) const {
     return bytes > kLargeMessage ? std::min(iterations, kLargeIterations) : iterations;
@@ -142,4 +144,4 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
     return ParseResult::Run;
 }
 
-} // namespace bench
+}  // namespace bench

@@ -16,7 +16,7 @@ enum class Variant { Block, Elements };
 const char *variant_name(Variant v);
 
 struct BenchOptions {
-    std::size_t min_size = 4;                 // bytes
+    std::size_t min_size = 4;  // bytes
     std::size_t max_size = std::size_t{64} << 20;
     int iterations = 50;
     int warmup = 5;
@@ -30,7 +30,7 @@ struct BenchOptions {
     std::string json_path;
     std::uint64_t seed = 1;
     double zipf_s = 1.05;
-    double time_limit = 10;                    // seconds per row; 0 = no limit
+    double time_limit = 10;  // seconds per row; 0 = no limit
     std::string command_line;
 
     // Timed iterations at this message size before the time limit: sizes above 16 MiB run at most
@@ -43,6 +43,6 @@ enum class ParseResult { Run, Help, Error };
 // Parses argv into opts. On Help, message is the usage text; on Error, a one-line explanation.
 ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string &message);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

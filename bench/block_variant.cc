@@ -17,7 +17,7 @@ namespace bench {
 namespace {
 
 class BlockVariant final : public RowBenchmark {
-public:
+  public:
     explicit BlockVariant(const BenchContext &ctx) : ctx_(ctx) {}
 
     std::vector<Column> columns() const override {
@@ -41,7 +41,7 @@ public:
         const std::int64_t block = o.block_size;
         const std::int64_t nblocks = (count + block - 1) / block;
         const MPI_Datatype dt = element_mpi_type(o.type);
-        const int icount = static_cast<int>(count); // main() keeps count within int
+        const int icount = static_cast<int>(count);  // main() keeps count within int
         const std::string label = row_label(bytes, density);
         reserve(data_bytes);
         unsigned char *send = send_.data(), *dense_out = dense_out_.data(), *sparse_out = sparse_out_.data(),
@@ -100,21 +100,22 @@ public:
         return r;
     }
 
-private:
+  private:
     // Buffers grow to the largest size seen and are reused, so rows do not pay for page faults.
     void reserve(std::size_t bytes) {
         if (send_.size() >= bytes) return;
-        for (AlignedBuffer *b : {&send_, &dense_out_, &sparse_out_, &floor_out_}) b->resize(bytes);
+        for (AlignedBuffer *b : {&send_, &dense_out_, &sparse_out_, &floor_out_})
+            b->resize(bytes);
     }
 
     const BenchContext &ctx_;
     AlignedBuffer send_, dense_out_, sparse_out_, floor_out_;
 };
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<RowBenchmark> make_block_variant(const BenchContext &ctx) {
     return std::make_unique<BlockVariant>(ctx);
 }
 
-} // namespace bench
+}  // namespace bench

@@ -32,7 +32,7 @@ namespace {
 
 struct Sample {
     std::vector<double> features;
-    double micros; // measured, scan subtracted
+    double micros;  // measured, scan subtracted
 };
 
 // Least squares of micros = sum(c_i * features_i), relative error, constants kept positive by
@@ -59,13 +59,15 @@ std::vector<double> fit(const std::vector<Sample> &samples, std::size_t k) {
             std::size_t piv = col;
             for (std::size_t r = col + 1; r < k; ++r)
                 if (std::fabs(a[r * k + col]) > std::fabs(a[piv * k + col])) piv = r;
-            for (std::size_t j = 0; j < k; ++j) std::swap(a[col * k + j], a[piv * k + j]);
+            for (std::size_t j = 0; j < k; ++j)
+                std::swap(a[col * k + j], a[piv * k + j]);
             std::swap(x[col], x[piv]);
             if (a[col * k + col] == 0) continue;
             for (std::size_t r = 0; r < k; ++r) {
                 if (r == col) continue;
                 const double m = a[r * k + col] / a[col * k + col];
-                for (std::size_t j = 0; j < k; ++j) a[r * k + j] -= m * a[col * k + j];
+                for (std::size_t j = 0; j < k; ++j)
+                    a[r * k + j] -= m * a[col * k + j];
                 x[r] -= m * x[col];
             }
         }
@@ -79,13 +81,15 @@ std::vector<double> fit(const std::vector<Sample> &samples, std::size_t k) {
         }
         if (!negative) break;
     }
-    for (double &v : c) v = std::max(0.0, v);
+    for (double &v : c)
+        v = std::max(0.0, v);
     return c;
 }
 
 double model(const std::vector<double> &c, const std::vector<double> &f) {
     double t = 0;
-    for (std::size_t i = 0; i < c.size(); ++i) t += c[i] * f[i];
+    for (std::size_t i = 0; i < c.size(); ++i)
+        t += c[i] * f[i];
     return t;
 }
 
@@ -140,9 +144,10 @@ int main(int argc, char **argv) {
     const CostParams defaults;
     const char *names[] = {"dense", "aggregator", "allgather"};
     MPI_Comm comms[3];
-    for (int a = 0; a < 3; ++a) comms[a] = comm_for(names[a]);
+    for (int a = 0; a < 3; ++a)
+        comms[a] = comm_for(names[a]);
     std::vector<Sample> samples[3];
-    std::map<std::size_t, std::vector<double>> dense_per_size; // ns per ring byte, per size
+    std::map<std::size_t, std::vector<double>> dense_per_size;  // ns per ring byte, per size
     const std::uint32_t block = 256;
     if (rank == 0) std::printf("# %-10s %12s %8s %12s %12s\n", "algorithm", "bytes", "density", "us", "scan_us");
     for (std::size_t bytes = std::size_t{256} << 10; bytes <= max_bytes; bytes *= 2) {
@@ -155,13 +160,16 @@ int main(int argc, char **argv) {
             bitmap.reset(layout.num_blocks());
             for (std::uint64_t k = 0; k < layout.num_blocks(); ++k)
                 if (std::uniform_real_distribution<>(0, 1)(rng) < density)
-                    for (std::uint32_t e = 0; e < layout.elems_of(k); ++e) in[k * block + e] = 1.0f;
+                    for (std::uint32_t e = 0; e < layout.elems_of(k); ++e)
+                        in[k * block + e] = 1.0f;
             // The planner's features, from exact per-rank counts and the exact union.
             const std::uint64_t nonzero =
                 scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap, nullptr);
             std::vector<unsigned char> on(layout.num_blocks()), any(layout.num_blocks());
-            for (std::uint64_t k = 0; k < layout.num_blocks(); ++k) on[k] = bitmap.test(k);
-            MPI_Allreduce(on.data(), any.data(), static_cast<int>(on.size()), MPI_UNSIGNED_CHAR, MPI_BOR, MPI_COMM_WORLD);
+            for (std::uint64_t k = 0; k < layout.num_blocks(); ++k)
+                on[k] = bitmap.test(k);
+            MPI_Allreduce(on.data(), any.data(), static_cast<int>(on.size()), MPI_UNSIGNED_CHAR, MPI_BOR,
+                          MPI_COMM_WORLD);
             long long sum = static_cast<long long>(nonzero), max = sum;
             MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
             MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -171,7 +179,7 @@ int main(int argc, char **argv) {
             d.layout = layout;
             d.nonzero_sum = static_cast<std::uint64_t>(sum);
             d.nonzero_max = static_cast<std::uint64_t>(max);
-            d.bin_width = layout.num_blocks(); // one bin holding the exact union
+            d.bin_width = layout.num_blocks();  // one bin holding the exact union
             const auto u = static_cast<std::int64_t>(std::count(any.begin(), any.end(), 1));
             d.bins = {SumMax{u, u}};
             const CostFeatures f = cost_features(d);
@@ -201,8 +209,10 @@ int main(int argc, char **argv) {
         const char *sep = "";
         for (const auto &[bytes, ns] : dense_per_size) {
             double mean = 0;
-            for (double x : ns) mean += x;
-            std::printf("%s%g:%.3g", sep, static_cast<double>(bytes) / 1048576.0, mean / static_cast<double>(ns.size()));
+            for (double x : ns)
+                mean += x;
+            std::printf("%s%g:%.3g", sep, static_cast<double>(bytes) / 1048576.0,
+                        mean / static_cast<double>(ns.size()));
             sep = ",";
         }
         std::printf("   # dense, alpha %.0f us\n", defaults.dense_alpha_us);
@@ -226,12 +236,14 @@ int main(int argc, char **argv) {
             }
             const double n = static_cast<double>(std::max<std::size_t>(1, samples[a].size()));
             std::printf("export");
-            for (std::size_t i = 0; i < c.size(); ++i) std::printf(" %s=%.3g", env[a][i], c[i]);
+            for (std::size_t i = 0; i < c.size(); ++i)
+                std::printf(" %s=%.3g", env[a][i], c[i]);
             std::printf("   # %s: fit rms %.0f%%, defaults rms %.0f%%\n", names[a], 100 * std::sqrt(err_fit / n),
                         100 * std::sqrt(err_default / n));
         }
     }
-    for (MPI_Comm &c : comms) MPIX_Sparse_comm_free(&c);
+    for (MPI_Comm &c : comms)
+        MPIX_Sparse_comm_free(&c);
     MPI_Finalize();
     return 0;
 }

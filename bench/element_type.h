@@ -70,6 +70,6 @@ inline double element_as_double(ElementType t, const void *buf, std::size_t i) {
     });
 }
 
-} // namespace bench
+}  // namespace bench
 
 #endif

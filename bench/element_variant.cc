@@ -20,7 +20,7 @@ namespace bench {
 namespace {
 
 class ElementVariant final : public RowBenchmark {
-public:
+  public:
     explicit ElementVariant(const BenchContext &ctx)
         : ctx_(ctx), gathered_counts_(static_cast<std::size_t>(ctx.nranks)),
           gathered_displs_(static_cast<std::size_t>(ctx.nranks)) {}
@@ -44,7 +44,7 @@ public:
         const auto count = static_cast<std::int64_t>(bytes / esize);
         const std::size_t data_bytes = static_cast<std::size_t>(count) * esize;
         const MPI_Datatype dt = element_mpi_type(o.type);
-        const int icount = static_cast<int>(count); // main() keeps count within int
+        const int icount = static_cast<int>(count);  // main() keeps count within int
         const std::string label = row_label(bytes, density);
         reserve(data_bytes);
 
@@ -115,10 +115,11 @@ public:
         return r;
     }
 
-private:
+  private:
     void reserve(std::size_t bytes) {
         if (dense_in_.size() >= bytes) return;
-        for (AlignedBuffer *b : {&dense_in_, &dense_out_, &gather_out_, &sparse_out_}) b->resize(bytes);
+        for (AlignedBuffer *b : {&dense_in_, &dense_out_, &gather_out_, &sparse_out_})
+            b->resize(bytes);
     }
 
     // Sizes the gathered-pairs buffers outside the timing, as a tuned baseline would keep them
@@ -128,8 +129,10 @@ private:
         MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG_LONG, MPI_SUM, ctx_.base_comm);
         if (total > INT_MAX) {
             if (ctx_.rank == 0)
-                std::fprintf(stderr, "# ERROR: %lld pairs in all exceed the int counts of MPI_Allgatherv; "
-                                     "lower the size or the density\n", total);
+                std::fprintf(stderr,
+                             "# ERROR: %lld pairs in all exceed the int counts of MPI_Allgatherv; "
+                             "lower the size or the density\n",
+                             total);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         gathered_indices_.resize(static_cast<std::size_t>(total));
@@ -159,7 +162,8 @@ private:
             T *out = reinterpret_cast<T *>(gather_out_.data());
             const T *values = reinterpret_cast<const T *>(gathered_values_.data());
             std::memset(out, 0, static_cast<std::size_t>(count) * sizeof(T));
-            for (int i = 0; i < total; ++i) out[gathered_indices_[static_cast<std::size_t>(i)]] += values[i];
+            for (int i = 0; i < total; ++i)
+                out[gathered_indices_[static_cast<std::size_t>(i)]] += values[i];
         });
     }
 
@@ -172,10 +176,10 @@ private:
     std::vector<unsigned char> gathered_values_;
 };
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<RowBenchmark> make_element_variant(const BenchContext &ctx) {
     return std::make_unique<ElementVariant>(ctx);
 }
 
-} // namespace bench
+}  // namespace bench

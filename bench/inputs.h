@@ -19,9 +19,9 @@ void fill_block_input(ElementType type, void *buf, std::int64_t count, std::int6
 void fill_random_values(ElementType type, void *values, std::int64_t n, std::uint64_t seed);
 
 // Writes the dense vector of count elements holding the given (index, value) pairs; indices distinct.
-void densify_pairs(ElementType type, const std::int64_t *indices, const void *values, std::int64_t nnz,
-                   void *dense, std::int64_t count);
+void densify_pairs(ElementType type, const std::int64_t *indices, const void *values, std::int64_t nnz, void *dense,
+                   std::int64_t count);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

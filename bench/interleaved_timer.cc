@@ -22,7 +22,8 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
     };
 
     const double warm_start = MPI_Wtime();
-    for (int it = 0; it < warmup; ++it) iteration(it, false);
+    for (int it = 0; it < warmup; ++it)
+        iteration(it, false);
     if (warmup > 0 && time_limit > 0) {
         // All ranks must agree on the count, so the slowest rank's estimate decides.
         double per_iteration = (MPI_Wtime() - warm_start) / warmup;
@@ -32,7 +33,8 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
     }
 
     before_timed();
-    for (int it = 0; it < iterations; ++it) iteration(it, true);
+    for (int it = 0; it < iterations; ++it)
+        iteration(it, true);
 
     InterleavedResult result;
     result.iterations = iterations;
@@ -50,4 +52,4 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
     return result;
 }
 
-} // namespace bench
+}  // namespace bench

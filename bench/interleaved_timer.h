@@ -25,8 +25,8 @@ struct LatencySummary {
 };
 
 struct InterleavedResult {
-    int iterations = 0;                  // timed iterations actually run (all methods alike)
-    std::vector<LatencySummary> latency; // per method, in the order given
+    int iterations = 0;                   // timed iterations actually run (all methods alike)
+    std::vector<LatencySummary> latency;  // per method, in the order given
 };
 
 // Runs `warmup` untimed iterations, then calls before_timed (e.g. to reset counters), then
@@ -35,6 +35,6 @@ struct InterleavedResult {
 InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int warmup, int iterations,
                                   double time_limit, MPI_Comm comm, const std::function<void()> &before_timed);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

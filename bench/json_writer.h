@@ -12,7 +12,7 @@
 namespace bench {
 
 class JsonWriter {
-public:
+  public:
     void begin_object() { open('{'); }
     void end_object() { close('}'); }
     void begin_array() { open('['); }
@@ -41,7 +41,7 @@ public:
     }
     void value(double v) {
         separate();
-        if (!std::isfinite(v)) { // JSON has no NaN or infinity
+        if (!std::isfinite(v)) {  // JSON has no NaN or infinity
             out_ += "null";
             return;
         }
@@ -52,7 +52,7 @@ public:
 
     const std::string &str() const { return out_; }
 
-private:
+  private:
     void open(char c) {
         separate();
         out_ += c;
@@ -102,10 +102,10 @@ private:
     }
 
     std::string out_;
-    std::vector<bool> first_; // per open container: nothing written in it yet
+    std::vector<bool> first_;  // per open container: nothing written in it yet
     bool after_key_ = false;
 };
 
-} // namespace bench
+}  // namespace bench
 
 #endif

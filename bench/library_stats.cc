@@ -57,4 +57,4 @@ const char *algorithm_name(int algorithm) {
     return "unknown";
 }
 
-} // namespace bench
+}  // namespace bench

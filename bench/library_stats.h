@@ -9,10 +9,10 @@
 namespace bench {
 
 struct StatsSummary {
-    bool calls_match = true;           // every rank counted exactly the timed calls
+    bool calls_match = true;  // every rank counted exactly the timed calls
     std::int64_t calls_min = 0, calls_max = 0;
-    double sent_per_call_mean = 0;     // bytes_sent / calls, mean over ranks
-    double sent_per_call_max = 0;      // the busiest rank (an aggregator)
+    double sent_per_call_mean = 0;  // bytes_sent / calls, mean over ranks
+    double sent_per_call_max = 0;   // the busiest rank (an aggregator)
     double received_per_call_mean = 0;
     std::int64_t dense_fallbacks = 0;  // summed over ranks
     int algorithm = -1;                // last_algorithm if all ranks agree, else -1
@@ -24,6 +24,6 @@ StatsSummary summarize_stats(MPI_Comm lib_comm, MPI_Comm base_comm, std::int64_t
 
 const char *algorithm_name(int algorithm);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

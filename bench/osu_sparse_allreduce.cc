@@ -72,7 +72,7 @@ Record run_metadata(const BenchContext &ctx, int world_size) {
     m.set_int("warmup", o.warmup);
     m.set_real("time_limit", o.time_limit);
     m.set_bool("validate", o.validate);
-    m.set_bool("complete", false); // set once the last row is in
+    m.set_bool("complete", false);  // set once the last row is in
     return m;
 }
 
@@ -111,7 +111,7 @@ bool run_rows(const BenchContext &ctx, int world_size) {
     const std::size_t esize = element_size(o.type);
     for (std::size_t bytes = o.min_size; bytes <= o.max_size; bytes *= 2) {
         const std::size_t count = bytes / esize;
-        if (count == 0) continue; // smaller than one element
+        if (count == 0) continue;  // smaller than one element
         if (count > static_cast<std::size_t>(INT_MAX)) {
             if (root) std::printf("# size %zu skipped: MPI_Allreduce counts are int\n", bytes);
             break;
@@ -124,10 +124,10 @@ bool run_rows(const BenchContext &ctx, int world_size) {
                 std::printf("%s\n", table.row(row).c_str());
                 std::fflush(stdout);
                 rows.push_back(std::move(row));
-                write_json(); // after every row, so a cut-short run keeps what it measured
+                write_json();  // after every row, so a cut-short run keeps what it measured
             }
         }
-        if (bytes > o.max_size / 2) break; // doubling would overflow or pass MAX
+        if (bytes > o.max_size / 2) break;  // doubling would overflow or pass MAX
     }
 
     metadata.set_bool("complete", true);
@@ -145,7 +145,7 @@ bool run_rows(const BenchContext &ctx, int world_size) {
     return all_ok;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);

@@ -32,7 +32,8 @@ std::vector<std::uint8_t> random_subset_mask(std::int64_t n, std::int64_t k, Rng
         chosen[chosen[t] ? static_cast<std::size_t>(j) : t] = 1;
     }
     if (complement)
-        for (std::uint8_t &c : chosen) c ^= 1;
+        for (std::uint8_t &c : chosen)
+            c ^= 1;
     return chosen;
 }
 
@@ -47,7 +48,8 @@ std::vector<std::int64_t> disjoint_units(const PatternSpec &spec, std::int64_t n
     const std::uint64_t stride = uk * p <= un ? un / p : uk;
     const std::uint64_t start = static_cast<std::uint64_t>(spec.rank) * stride;
     std::vector<std::uint8_t> chosen(static_cast<std::size_t>(n), 0);
-    for (std::uint64_t j = 0; j < uk; ++j) chosen[perm((start + j) % un)] = 1;
+    for (std::uint64_t j = 0; j < uk; ++j)
+        chosen[perm((start + j) % un)] = 1;
     return collect(chosen);
 }
 
@@ -55,17 +57,18 @@ std::vector<std::int64_t> disjoint_units(const PatternSpec &spec, std::int64_t n
 // by stars and bars: the m run starts, less the units before them, are a random m-subset of the
 // n - k + m slots left when each run is shrunk to one unit. Runs may abut.
 std::vector<std::int64_t> clustered_units(const PatternSpec &spec, std::int64_t n, std::int64_t k) {
-    Rng rng(derive_seed({spec.seed, kTagClustered, static_cast<std::uint64_t>(n),
-                         static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(spec.rank)}));
+    Rng rng(derive_seed({spec.seed, kTagClustered, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(k),
+                         static_cast<std::uint64_t>(spec.rank)}));
     const std::int64_t runs = (k + kClusterRun - 1) / kClusterRun;
     const std::vector<std::int64_t> slots = collect(random_subset_mask(n - k + runs, runs, rng));
     std::vector<std::int64_t> units;
     units.reserve(static_cast<std::size_t>(k));
-    std::int64_t before = 0; // units in earlier runs
+    std::int64_t before = 0;  // units in earlier runs
     for (std::int64_t i = 0; i < runs; ++i) {
         const std::int64_t length = std::min(kClusterRun, k - before);
         const std::int64_t start = slots[static_cast<std::size_t>(i)] - i + before;
-        for (std::int64_t u = start; u < start + length; ++u) units.push_back(u);
+        for (std::int64_t u = start; u < start + length; ++u)
+            units.push_back(u);
         before += length;
     }
     return units;
@@ -78,20 +81,21 @@ std::vector<std::int64_t> clustered_units(const PatternSpec &spec, std::int64_t 
 std::vector<std::int64_t> zipf_units(const PatternSpec &spec, std::int64_t n, std::int64_t k, ZipfBatch *batch) {
     const auto un = static_cast<std::uint64_t>(n);
     std::vector<std::uint8_t> touched(static_cast<std::size_t>(n), 0);
-    if (k >= n) { // only an infinite batch is sure to touch every row
+    if (k >= n) {  // only an infinite batch is sure to touch every row
         std::fill(touched.begin(), touched.end(), 1);
         if (batch) *batch = {INFINITY, false};
         return collect(touched);
     }
     const RandomPermutation row_of_rank(un, derive_seed({spec.seed, kTagShared, un}));
-    Rng rng(derive_seed({spec.seed, kTagZipf, un, static_cast<std::uint64_t>(k),
-                         static_cast<std::uint64_t>(spec.rank)}));
+    Rng rng(
+        derive_seed({spec.seed, kTagZipf, un, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(spec.rank)}));
     const ZipfDistinctModel model(un, spec.zipf_s);
     const double lookups = std::round(model.lookups_for(static_cast<double>(k)));
     const bool drawn = lookups <= kZipfMaxDrawnLookups;
     if (drawn) {
         const ZipfSampler sampler(un, spec.zipf_s);
-        for (double i = 0; i < lookups; ++i) touched[row_of_rank(sampler(rng) - 1)] = 1;
+        for (double i = 0; i < lookups; ++i)
+            touched[row_of_rank(sampler(rng) - 1)] = 1;
     } else {
         // Row j is in a batch of L lookups with probability 1 - (1 - p_j)^L; drawing each row with
         // that probability gives the same per-row marginals in O(n) instead of O(L).
@@ -104,7 +108,7 @@ std::vector<std::int64_t> zipf_units(const PatternSpec &spec, std::int64_t n, st
     return collect(touched);
 }
 
-} // namespace
+}  // namespace
 
 const char *pattern_name(Pattern p) {
     switch (p) {
@@ -154,4 +158,4 @@ std::vector<std::int64_t> choose_nonzero_units(const PatternSpec &spec, std::int
     return {};
 }
 
-} // namespace bench
+}  // namespace bench

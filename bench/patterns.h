@@ -33,8 +33,8 @@ std::int64_t target_nonzero(std::int64_t n, double density);
 
 // What a zipf draw did, for the JSON metadata.
 struct ZipfBatch {
-    double lookups = 0;    // L
-    bool drawn = false;    // L lookups drawn one by one (else per-row inclusion probabilities)
+    double lookups = 0;  // L
+    bool drawn = false;  // L lookups drawn one by one (else per-row inclusion probabilities)
 };
 
 // The sorted, distinct units in [0, n) that are non-zero on spec.rank. Exactly target_nonzero(n,
@@ -42,6 +42,6 @@ struct ZipfBatch {
 std::vector<std::int64_t> choose_nonzero_units(const PatternSpec &spec, std::int64_t n, double density,
                                                ZipfBatch *zipf = nullptr);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

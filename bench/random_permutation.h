@@ -13,12 +13,14 @@ namespace bench {
 // walking to stay inside [0, n) (Black & Rogaway 2002). The domain is below 4n, so a lookup takes
 // under 4 network passes on average.
 class RandomPermutation {
-public:
+  public:
     RandomPermutation(std::uint64_t n, std::uint64_t seed) : n_(n) {
-        while ((std::uint64_t{1} << (2 * half_bits_)) < n) ++half_bits_;
+        while ((std::uint64_t{1} << (2 * half_bits_)) < n)
+            ++half_bits_;
         mask_ = (std::uint64_t{1} << half_bits_) - 1;
         Rng rng(seed);
-        for (std::uint64_t &k : keys_) k = rng.next();
+        for (std::uint64_t &k : keys_)
+            k = rng.next();
     }
 
     // The image of i, for i < n.
@@ -30,7 +32,7 @@ public:
         return x;
     }
 
-private:
+  private:
     std::uint64_t encrypt(std::uint64_t x) const {
         std::uint64_t left = x >> half_bits_, right = x & mask_;
         for (std::uint64_t key : keys_) {
@@ -48,6 +50,6 @@ private:
     std::uint64_t keys_[4] = {};
 };
 
-} // namespace bench
+}  // namespace bench
 
 #endif

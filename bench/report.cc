@@ -39,7 +39,9 @@ std::string pad(const std::string &s, int width, bool left) {
     return left ? s + spaces : spaces + s;
 }
 
-int width_of(const Column &c) { return std::max(kMinWidth, static_cast<int>(c.header.size()) + 2); }
+int width_of(const Column &c) {
+    return std::max(kMinWidth, static_cast<int>(c.header.size()) + 2);
+}
 
 void write_value(JsonWriter &w, const Value &v) {
     if (const auto *i = std::get_if<std::int64_t>(&v)) {
@@ -52,7 +54,8 @@ void write_value(JsonWriter &w, const Value &v) {
         w.value(*b);
     } else {
         w.begin_array();
-        for (const std::string &item : std::get<std::vector<std::string>>(v)) w.value(item);
+        for (const std::string &item : std::get<std::vector<std::string>>(v))
+            w.value(item);
         w.end_array();
     }
 }
@@ -64,7 +67,7 @@ void write_fields(JsonWriter &w, const Record &r) {
     }
 }
 
-} // namespace
+}  // namespace
 
 const Value *Record::find(const std::string &key) const {
     for (const auto &f : fields_)
@@ -136,4 +139,4 @@ bool write_json_report(const std::string &path, const Record &metadata, const st
     return true;
 }
 
-} // namespace bench
+}  // namespace bench

@@ -15,7 +15,7 @@ using Value = std::variant<std::int64_t, double, std::string, bool, std::vector<
 
 // Named values in insertion order (the JSON file keeps that order).
 class Record {
-public:
+  public:
     void set_int(const std::string &key, std::int64_t v) { set(key, Value(v)); }
     void set_real(const std::string &key, double v) { set(key, Value(v)); }
     void set_text(const std::string &key, std::string v) { set(key, Value(std::move(v))); }
@@ -25,28 +25,28 @@ public:
     const Value *find(const std::string &key) const;
     const std::vector<std::pair<std::string, Value>> &fields() const { return fields_; }
 
-private:
+  private:
     void set(const std::string &key, Value v);
     std::vector<std::pair<std::string, Value>> fields_;
 };
 
 // A table column: which field, its header, and how to print it.
 struct Column {
-    static constexpr int kGeneral = -1; // %.4g rather than fixed decimals
+    static constexpr int kGeneral = -1;  // %.4g rather than fixed decimals
     std::string key;
     std::string header;
-    int precision = 2; // decimals of reals
+    int precision = 2;  // decimals of reals
     bool full_only = false;
 };
 
 // OSU-style table: "# Size" left-aligned first, the other columns right-aligned.
 class Table {
-public:
+  public:
     Table(std::vector<Column> columns, bool full);
     std::string header() const;
     std::string row(const Record &r) const;
 
-private:
+  private:
     std::vector<Column> columns_;
 };
 
@@ -55,6 +55,6 @@ private:
 bool write_json_report(const std::string &path, const Record &metadata, const std::vector<Record> &rows,
                        std::string &error);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

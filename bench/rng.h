@@ -19,13 +19,14 @@ inline std::uint64_t mix64(std::uint64_t x) {
 // Derives independent seeds from the user seed and a context (pattern, size, rank, ...).
 inline std::uint64_t derive_seed(std::initializer_list<std::uint64_t> parts) {
     std::uint64_t h = 0x6a09e667f3bcc909ULL;
-    for (std::uint64_t p : parts) h = mix64(h ^ mix64(p));
+    for (std::uint64_t p : parts)
+        h = mix64(h ^ mix64(p));
     return h;
 }
 
 // SplitMix64 generator.
 class Rng {
-public:
+  public:
     explicit Rng(std::uint64_t seed) : state_(seed) {}
 
     std::uint64_t next() {
@@ -42,10 +43,10 @@ public:
     // Uniform in [0, 1) with 53 random bits.
     double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
-private:
+  private:
     std::uint64_t state_;
 };
 
-} // namespace bench
+}  // namespace bench
 
 #endif

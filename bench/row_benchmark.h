@@ -13,7 +13,7 @@
 namespace bench {
 
 class RowBenchmark {
-public:
+  public:
     virtual ~RowBenchmark() = default;
     virtual std::vector<Column> columns() const = 0;
     // Collective over the context's communicators. ok: every validation and counter check passed
@@ -26,6 +26,6 @@ std::unique_ptr<RowBenchmark> make_block_variant(const BenchContext &ctx);
 // (index, value) pairs reduced by MPIX_Sparse_allreduce_elements.
 std::unique_ptr<RowBenchmark> make_element_variant(const BenchContext &ctx);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

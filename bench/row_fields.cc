@@ -21,8 +21,8 @@ PatternSpec pattern_spec(const BenchContext &ctx) {
 std::uint64_t value_seed(const BenchContext &ctx, std::size_t bytes, double density) {
     std::uint64_t density_bits = 0;
     std::memcpy(&density_bits, &density, sizeof density);
-    return derive_seed({ctx.opts.seed, 0x76616c756573ULL /* "values" */, bytes, density_bits,
-                        static_cast<std::uint64_t>(ctx.rank)});
+    return derive_seed(
+        {ctx.opts.seed, 0x76616c756573ULL /* "values" */, bytes, density_bits, static_cast<std::uint64_t>(ctx.rank)});
 }
 
 std::string row_label(std::size_t bytes, double density) {
@@ -48,7 +48,7 @@ void add_shape_fields(Record &r, const BenchContext &ctx, std::size_t bytes, std
     r.set_int("union_units", union_units);
     r.set_real("union_density", units ? static_cast<double>(union_units) / n : 0.0);
     if (ctx.opts.pattern == Pattern::Zipf) {
-        r.set_real("zipf_lookups", zipf.lookups); // infinite (null) at density 1
+        r.set_real("zipf_lookups", zipf.lookups);  // infinite (null) at density 1
         r.set_bool("zipf_lookups_drawn", zipf.drawn);
     }
 }
@@ -79,10 +79,13 @@ void add_check_fields(Record &r, bool validated, bool ok) {
     r.set_text("check", ok ? "ok" : "FAIL");
 }
 
-Column check_column() { return {"check", "Check", 0, false}; }
+Column check_column() {
+    return {"check", "Check", 0, false};
+}
 
 std::vector<Column> shape_columns() {
-    return {{"size", "Size", 0, false}, {"density", "Density", Column::kGeneral, false},
+    return {{"size", "Size", 0, false},
+            {"density", "Density", Column::kGeneral, false},
             {"union_density", "Union", 4, false}};
 }
 
@@ -102,4 +105,4 @@ std::int64_t count_nonzero_chunks(const void *buf, std::size_t bytes, std::size_
     return n;
 }
 
-} // namespace bench
+}  // namespace bench

@@ -43,6 +43,6 @@ Column check_column();
 // Number of chunks of chunk_bytes (the last one possibly shorter) holding a non-zero byte.
 std::int64_t count_nonzero_chunks(const void *buf, std::size_t bytes, std::size_t chunk_bytes);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

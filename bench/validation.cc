@@ -6,7 +6,9 @@
 
 namespace bench {
 
-void poison(void *buf, std::size_t bytes) { std::memset(buf, 0xFF, bytes); }
+void poison(void *buf, std::size_t bytes) {
+    std::memset(buf, 0xFF, bytes);
+}
 
 bool validate_result(ElementType type, const void *expected, const void *got, std::int64_t count,
                      std::int64_t block_size, const std::string &what, MPI_Comm comm) {
@@ -39,4 +41,4 @@ bool validate_result(ElementType type, const void *expected, const void *got, st
     return ok != 0;
 }
 
-} // namespace bench
+}  // namespace bench

@@ -21,6 +21,6 @@ void poison(void *buf, std::size_t bytes);
 bool validate_result(ElementType type, const void *expected, const void *got, std::int64_t count,
                      std::int64_t block_size, const std::string &what, MPI_Comm comm);
 
-} // namespace bench
+}  // namespace bench
 
 #endif

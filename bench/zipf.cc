@@ -21,7 +21,7 @@ double power_integral(double lo, double hi, double s) {
     return (std::pow(hi, 1.0 - s) - std::pow(lo, 1.0 - s)) / (1.0 - s);
 }
 
-} // namespace
+}  // namespace
 
 ZipfSampler::ZipfSampler(std::uint64_t n, double s) : n_(n), s_(s) {
     h_integral_x1_ = h_integral(1.5) - 1.0;
@@ -29,7 +29,9 @@ ZipfSampler::ZipfSampler(std::uint64_t n, double s) : n_(n), s_(s) {
     threshold_ = 2.0 - h_integral_inverse(h_integral(2.5) - h(2.0));
 }
 
-double ZipfSampler::h(double x) const { return std::exp(-s_ * std::log(x)); }
+double ZipfSampler::h(double x) const {
+    return std::exp(-s_ * std::log(x));
+}
 
 double ZipfSampler::h_integral(double x) const {
     const double log_x = std::log(x);
@@ -38,7 +40,7 @@ double ZipfSampler::h_integral(double x) const {
 
 double ZipfSampler::h_integral_inverse(double x) const {
     double t = x * (1.0 - s_);
-    if (t < -1.0) t = -1.0; // only reachable through rounding
+    if (t < -1.0) t = -1.0;  // only reachable through rounding
     return std::exp(log1p_over_x(t) * x);
 }
 
@@ -60,7 +62,8 @@ ZipfDistinctModel::ZipfDistinctModel(std::uint64_t n, double s) : s_(s) {
     };
     std::vector<Raw> raw;
     const std::uint64_t exact = std::min(n, kExactRanks);
-    for (std::uint64_t j = 1; j <= exact; ++j) raw.push_back({1.0, std::pow(static_cast<double>(j), -s)});
+    for (std::uint64_t j = 1; j <= exact; ++j)
+        raw.push_back({1.0, std::pow(static_cast<double>(j), -s)});
     for (std::uint64_t a = exact + 1; a <= n;) {
         const auto grown = static_cast<std::uint64_t>(static_cast<double>(a) * kGroupRatio);
         const std::uint64_t b = std::min(n, std::max(a, grown));
@@ -69,8 +72,10 @@ ZipfDistinctModel::ZipfDistinctModel(std::uint64_t n, double s) : s_(s) {
                        power_integral(static_cast<double>(a) - 0.5, static_cast<double>(b) + 0.5, s)});
         a = b + 1;
     }
-    for (const Raw &r : raw) harmonic_ += r.weight;
-    for (const Raw &r : raw) groups_.push_back({r.count, std::log1p(-(r.weight / r.count) / harmonic_)});
+    for (const Raw &r : raw)
+        harmonic_ += r.weight;
+    for (const Raw &r : raw)
+        groups_.push_back({r.count, std::log1p(-(r.weight / r.count) / harmonic_)});
 }
 
 double ZipfDistinctModel::probability(std::uint64_t j) const {
@@ -79,7 +84,8 @@ double ZipfDistinctModel::probability(std::uint64_t j) const {
 
 double ZipfDistinctModel::expected_distinct(double lookups) const {
     double sum = 0;
-    for (const Group &g : groups_) sum += g.count * -std::expm1(lookups * g.log1m_prob);
+    for (const Group &g : groups_)
+        sum += g.count * -std::expm1(lookups * g.log1m_prob);
     return sum;
 }
 
@@ -98,4 +104,4 @@ double ZipfDistinctModel::lookups_for(double target) const {
     return hi;
 }
 
-} // namespace bench
+}  // namespace bench

@@ -13,11 +13,11 @@ namespace bench {
 // Draws ranks in O(1) time and memory by rejection-inversion (Hoermann & Derflinger 1996, as in
 // Apache Commons Math), since a CDF table for millions of ranks would cost more than the buffers.
 class ZipfSampler {
-public:
+  public:
     ZipfSampler(std::uint64_t n, double s);
-    std::uint64_t operator()(Rng &rng) const; // in [1, n]
+    std::uint64_t operator()(Rng &rng) const;  // in [1, n]
 
-private:
+  private:
     double h(double x) const;
     double h_integral(double x) const;
     double h_integral_inverse(double x) const;
@@ -33,24 +33,24 @@ private:
 // 4096 most popular ranks; the tail is summed over geometric groups of ranks (width 0.1%) with the
 // group's mean probability, which keeps each evaluation at a few thousand terms for any n.
 class ZipfDistinctModel {
-public:
+  public:
     ZipfDistinctModel(std::uint64_t n, double s);
 
-    double probability(std::uint64_t j) const; // p_j, j in [1, n]
+    double probability(std::uint64_t j) const;  // p_j, j in [1, n]
     double expected_distinct(double lookups) const;
     // The batch size L whose E(L) is target (bisection on log L); target must be below n.
     double lookups_for(double target) const;
 
-private:
+  private:
     struct Group {
-        double count;           // ranks in the group
-        double log1m_prob;      // log(1 - p) of the group's mean probability
+        double count;       // ranks in the group
+        double log1m_prob;  // log(1 - p) of the group's mean probability
     };
     double s_;
     double harmonic_ = 0;  // H(n, s)
     std::vector<Group> groups_;
 };
 
-} // namespace bench
+}  // namespace bench
 
 #endif

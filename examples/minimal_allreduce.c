@@ -15,15 +15,16 @@ int main(int argc, char **argv) {
     const MPI_Count n = 1 << 22; /* 4M floats, 16 MiB */
     float *grad = calloc((size_t)n, sizeof *grad);
     float *sum = malloc((size_t)n * sizeof *sum);
-    for (MPI_Count i = rank * 4096; i < n; i += 100000) grad[i] = 1.0f; /* ~0.1% non-zero */
+    for (MPI_Count i = rank * 4096; i < n; i += 100000)
+        grad[i] = 1.0f; /* ~0.1% non-zero */
 
     int rc = MPIX_Sparse_allreduce(grad, sum, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 
     MPIX_Sparse_stats stats;
     MPIX_Sparse_stats_get(MPI_COMM_WORLD, &stats);
     if (rank == 0)
-        printf("rc=%d sum[0]=%g sent %lld of %lld bytes (algorithm %d)\n", rc, sum[0],
-               (long long)stats.bytes_sent, (long long)(n * (MPI_Count)sizeof(float)), stats.last_algorithm);
+        printf("rc=%d sum[0]=%g sent %lld of %lld bytes (algorithm %d)\n", rc, sum[0], (long long)stats.bytes_sent,
+               (long long)(n * (MPI_Count)sizeof(float)), stats.last_algorithm);
     free(grad);
     free(sum);
     MPI_Finalize();

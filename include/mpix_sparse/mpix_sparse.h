@@ -41,8 +41,8 @@ extern "C" {
 
 /* Same contract as MPI_Allreduce on dense buffers (MPI_IN_PLACE allowed); blocks whose bytes are all
  * zero on a rank are not sent. Collective over comm. 64-bit count. */
-MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                                          MPI_Op op, MPI_Comm comm);
 
 /* ------------------------------------------------------------------------------------------------
  * Configured communicators and aggregator ranks
@@ -84,9 +84,9 @@ typedef struct MPIX_Sparse_stats {
     MPI_Count dense_fallbacks; /* calls served by the dense path */
     int last_algorithm;        /* MPIX_SPARSE_ALGORITHM_* of the last call */
 } MPIX_Sparse_stats;
-#define MPIX_SPARSE_ALGORITHM_DENSE      0
+#define MPIX_SPARSE_ALGORITHM_DENSE 0
 #define MPIX_SPARSE_ALGORITHM_AGGREGATOR 1
-#define MPIX_SPARSE_ALGORITHM_ALLGATHER  2
+#define MPIX_SPARSE_ALGORITHM_ALLGATHER 2
 MPIX_SPARSE_API int MPIX_Sparse_stats_get(MPI_Comm comm, MPIX_Sparse_stats *stats);
 MPIX_SPARSE_API int MPIX_Sparse_stats_reset(MPI_Comm comm);
 
@@ -97,17 +97,17 @@ MPIX_SPARSE_API int MPIX_Sparse_stats_reset(MPI_Comm comm);
 /* Each rank contributes nnz pairs of a vector of length count: indices in [0, count), any order,
  * duplicates combined with op. recvbuf receives the dense result (count elements) on every rank. */
 MPIX_SPARSE_API int MPIX_Sparse_allreduce_elements(MPI_Count nnz, const int64_t *indices, const void *values,
-                                   void *recvbuf, MPI_Count count,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+                                                   void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                                   MPI_Comm comm);
 
 /* Same input; the result stays sparse: sorted unique indices with their reduced values, owned by the
  * library until MPIX_Sparse_vector_free. */
 typedef struct MPIX_Sparse_vector_s *MPIX_Sparse_vector;
 MPIX_SPARSE_API int MPIX_Sparse_allreduce_elements_sparse(MPI_Count nnz, const int64_t *indices, const void *values,
-                                          MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                                          MPI_Comm comm, MPIX_Sparse_vector *result);
+                                                          MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                                          MPI_Comm comm, MPIX_Sparse_vector *result);
 MPIX_SPARSE_API int MPIX_Sparse_vector_get(MPIX_Sparse_vector v, MPI_Count *nnz, const int64_t **indices,
-                           const void **values);
+                                           const void **values);
 MPIX_SPARSE_API int MPIX_Sparse_vector_free(MPIX_Sparse_vector *v);
 
 /* ------------------------------------------------------------------------------------------------
@@ -129,13 +129,13 @@ enum MPIX_Sparse_error_kind {
     MPIX_SPARSE_ERRKIND_COUNT_
 };
 MPIX_SPARSE_API int MPIX_Sparse_error_class(int kind);
-#define MPIX_ERR_SPARSE_ARG       MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG)
-#define MPIX_ERR_SPARSE_COMM      MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_COMM)
-#define MPIX_ERR_SPARSE_INFO      MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INFO)
-#define MPIX_ERR_SPARSE_REMOTE    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_REMOTE)
+#define MPIX_ERR_SPARSE_ARG MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG)
+#define MPIX_ERR_SPARSE_COMM MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_COMM)
+#define MPIX_ERR_SPARSE_INFO MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INFO)
+#define MPIX_ERR_SPARSE_REMOTE MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_REMOTE)
 #define MPIX_ERR_SPARSE_TRANSPORT MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TRANSPORT)
-#define MPIX_ERR_SPARSE_PROTOCOL  MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_PROTOCOL)
-#define MPIX_ERR_SPARSE_INTERN    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INTERN)
+#define MPIX_ERR_SPARSE_PROTOCOL MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_PROTOCOL)
+#define MPIX_ERR_SPARSE_INTERN MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INTERN)
 
 #ifdef __cplusplus
 }

@@ -53,13 +53,20 @@ inline void check(int code) {
 // an explicit datatype argument).
 template <class T>
 MPI_Datatype datatype_of() {
-    if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
-    else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
-    else if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
-    else if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
-    else if constexpr (std::is_same_v<T, std::uint32_t>) return MPI_UINT32_T;
-    else if constexpr (std::is_same_v<T, std::uint64_t>) return MPI_UINT64_T;
-    else static_assert(!sizeof(T), "no MPI datatype known for T: pass one explicitly");
+    if constexpr (std::is_same_v<T, float>)
+        return MPI_FLOAT;
+    else if constexpr (std::is_same_v<T, double>)
+        return MPI_DOUBLE;
+    else if constexpr (std::is_same_v<T, std::int32_t>)
+        return MPI_INT32_T;
+    else if constexpr (std::is_same_v<T, std::int64_t>)
+        return MPI_INT64_T;
+    else if constexpr (std::is_same_v<T, std::uint32_t>)
+        return MPI_UINT32_T;
+    else if constexpr (std::is_same_v<T, std::uint64_t>)
+        return MPI_UINT64_T;
+    else
+        static_assert(!sizeof(T), "no MPI datatype known for T: pass one explicitly");
 }
 
 // A sorted sparse result owned by the library until destruction.
@@ -107,7 +114,8 @@ class Communicator {
         MPI_Info info = MPI_INFO_NULL;
         if (settings.size() > 0) {
             MPI_Info_create(&info);
-            for (const auto &[key, value] : settings) MPI_Info_set(info, key, value);
+            for (const auto &[key, value] : settings)
+                MPI_Info_set(info, key, value);
         }
         const int rc = MPIX_Sparse_comm_create(parent, info, &comm_);
         if (info != MPI_INFO_NULL) MPI_Info_free(&info);
@@ -144,8 +152,8 @@ class Communicator {
         if (indices.size() != values.size()) throw std::invalid_argument("indices and values differ in length");
         MPIX_Sparse_vector v = nullptr;
         check(MPIX_Sparse_allreduce_elements_sparse(static_cast<MPI_Count>(indices.size()), indices.data(),
-                                                    values.data(), static_cast<MPI_Count>(count), datatype_of<T>(),
-                                                    op, comm_, &v));
+                                                    values.data(), static_cast<MPI_Count>(count), datatype_of<T>(), op,
+                                                    comm_, &v));
         return SparseVector<T>(v);
     }
     MPIX_Sparse_stats stats() const {

@@ -10,26 +10,28 @@ namespace mpix::sparse::detail {
 namespace {
 
 // Payloads from the transport must be 8-byte aligned for typed access (see check_payload).
-bool aligned8(const std::byte *p) { return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0; }
+bool aligned8(const std::byte *p) {
+    return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0;
+}
 
-constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu; // packed block numbers are uint32
+constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu;  // packed block numbers are uint32
 
 }  // namespace
 
 AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
                                Transport &transport, StreamResources &resources, OpCounters &counters,
                                const ContributionSource *own, ResultSink *own_sink, WorkerRole *own_worker)
-    : spec_(spec), lo_(shard_lo), hi_(shard_hi), transport_(transport), res_(resources),
-      counters_(counters), own_(own), own_sink_(own_sink), own_worker_(own_worker),
-      kernels_(kernels_for(spec.type, spec.op)), streams_(static_cast<std::size_t>(spec.workers())),
-      done_(shard_lo), cover_start_(shard_lo) {
-    for (Stream &s : streams_) s.next_begin = lo_;
+    : spec_(spec), lo_(shard_lo), hi_(shard_hi), transport_(transport), res_(resources), counters_(counters), own_(own),
+      own_sink_(own_sink), own_worker_(own_worker), kernels_(kernels_for(spec.type, spec.op)),
+      streams_(static_cast<std::size_t>(spec.workers())), done_(shard_lo), cover_start_(shard_lo) {
+    for (Stream &s : streams_)
+        s.next_begin = lo_;
     // A colocated aggregator with a dense output reduces straight into it (no staging copy).
     in_place_ = own_sink_ != nullptr && own_sink_->in_place(lo_, 0) != nullptr;
     // A window spans a few messages' worth of blocks: large enough that sparse data needs few
     // windows, small enough that the accumulator stays in cache.
-    window_blocks_ = std::max<std::uint64_t>(spec.max_blocks_per_message(),
-                                             (std::size_t{256} << 10) / spec.layout.block_bytes());
+    window_blocks_ =
+        std::max<std::uint64_t>(spec.max_blocks_per_message(), (std::size_t{256} << 10) / spec.layout.block_bytes());
     // Kept zero between windows: each window clears only what it touched.
     res_.counts.assign(static_cast<std::size_t>(window_blocks_), 0u);
     res_.touched.assign(static_cast<std::size_t>(window_blocks_ + 63) / 64, 0u);
@@ -38,9 +40,11 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, s
 
 AggregatorRole::~AggregatorRole() {
     for (Stream &s : streams_)
-        for (auto &p : s.pieces) drop(std::move(p));
+        for (auto &p : s.pieces)
+            drop(std::move(p));
     // Sends not yet completed by the transport keep their memory in the drain list.
-    for (auto &m : in_flight_) res_.drain(std::move(m));
+    for (auto &m : in_flight_)
+        res_.drain(std::move(m));
     if (pending_) {
         res_.buffers.release(std::move(pending_->buffer));
         res_.outbound.put(std::move(pending_));
@@ -54,7 +58,7 @@ void AggregatorRole::fail(const std::string &what) {
 void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
     if (!piece) return;
     if (!piece->fetch.done()) {
-        res_.drain(std::move(piece)); // a fetch still writes into it; keep it alive
+        res_.drain(std::move(piece));  // a fetch still writes into it; keep it alive
         return;
     }
     if (piece->message.handle != nullptr && !piece->message.rendezvous) transport_.release(piece->message);
@@ -91,9 +95,8 @@ void AggregatorRole::on_contribution(InboundMessage &&message) {
         drop(std::move(piece));
         return;
     }
-    auto at = std::find_if(s.pieces.begin(), s.pieces.end(), [&](const auto &p) {
-        return p->message.header.begin > piece->message.header.begin;
-    });
+    auto at = std::find_if(s.pieces.begin(), s.pieces.end(),
+                           [&](const auto &p) { return p->message.header.begin > piece->message.header.begin; });
     s.pieces.insert(at, std::move(piece));
 }
 
@@ -105,8 +108,8 @@ bool AggregatorRole::make_ready(InboundPiece &piece) {
         std::memcpy(piece.buffer.data(), payload, piece.message.bytes);
         payload = piece.buffer.data();
     }
-    if (const char *bad = check_payload(piece.message.header, spec_.layout, payload, piece.message.bytes,
-                                        &piece.view)) {
+    if (const char *bad =
+            check_payload(piece.message.header, spec_.layout, payload, piece.message.bytes, &piece.view)) {
         fail(std::string("malformed contribution: ") + bad);
         return false;
     }
@@ -181,8 +184,10 @@ bool AggregatorRole::advance() {
     if (cover_start_ < done_ && done_ == limit) {
         // At the frontier: send what is packed, or just tell the workers how far results reach (which
         // also returns their credits).
-        if (pending_) flush_pending(done_);
-        else send_coverage(done_);
+        if (pending_)
+            flush_pending(done_);
+        else
+            send_coverage(done_);
         progressed = true;
     }
     release_consumed();
@@ -232,18 +237,18 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         u = kernels_.collect_elements(acc, res_.counts.data(), res_.touched.data(), static_cast<std::size_t>(span),
                                       workers, res_.union_.data());
     } else
-    for (std::size_t w = 0; w < words; ++w) {
-        std::uint64_t bits = res_.touched[w];
-        res_.touched[w] = 0;
-        while (bits != 0) {
-            const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-            bits &= bits - 1;
-            res_.union_[u++] = static_cast<std::uint32_t>(i);
-            if (res_.counts[i] < workers && kernels_.finish_partial)
-                kernels_.finish_partial(acc + i * block_bytes, spec_.layout.elems_of(base + i));
-            res_.counts[i] = 0;
+        for (std::size_t w = 0; w < words; ++w) {
+            std::uint64_t bits = res_.touched[w];
+            res_.touched[w] = 0;
+            while (bits != 0) {
+                const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+                bits &= bits - 1;
+                res_.union_[u++] = static_cast<std::uint32_t>(i);
+                if (res_.counts[i] < workers && kernels_.finish_partial)
+                    kernels_.finish_partial(acc + i * block_bytes, spec_.layout.elems_of(base + i));
+                res_.counts[i] = 0;
+            }
         }
-    }
 
     if (u == 0) return;
     const BlockLayout &layout = spec_.layout;
@@ -306,7 +311,7 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::byte *run = acc + (first - base) * block_bytes;
     const std::size_t run_bytes = layout.run_bytes(first, span);
     const std::size_t bytes = run_bytes + (gaps ? presence_bytes(span) : 0);
-    const std::byte *payload = run; // straight from the output buffer, which outlives the sends
+    const std::byte *payload = run;  // straight from the output buffer, which outlives the sends
     if (gaps || !in_place_) {
         message->buffer = res_.buffers.acquire(bytes);
         std::byte *dst = message->buffer.data();
@@ -357,13 +362,14 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
     while (from < to) {
         const std::uint64_t block = base + res_.union_[from];
         if (!pending_ || pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan) {
-            append_packed(block, acc + (block - base) * elem); // starts (or restarts) the message
+            append_packed(block, acc + (block - base) * elem);  // starts (or restarts) the message
             ++from;
             continue;
         }
         // As many as fit in the message and keep 32-bit offsets.
         std::size_t take = std::min<std::size_t>(to - from, static_cast<std::size_t>(per_message - pending_n_));
-        while (take > 0 && base + res_.union_[from + take - 1] - cover_start_ > kMaxPackedSpan) --take;
+        while (take > 0 && base + res_.union_[from + take - 1] - cover_start_ > kMaxPackedSpan)
+            --take;
         std::byte *data = pending_->buffer.data() + pending_bytes_;
         std::uint32_t *index = res_.result_index.data() + pending_n_;
         const auto shift = static_cast<std::uint32_t>(base - cover_start_);
@@ -414,8 +420,7 @@ void AggregatorRole::send_to_workers(std::unique_ptr<OutboundMessage> message, c
                                      std::size_t bytes) {
     for (int w = 0; w < spec_.workers(); ++w) {
         if (w == spec_.my_worker) continue;
-        transport_.send(spec_.worker_peer[static_cast<std::size_t>(w)], message->header, payload, bytes,
-                        message->sent);
+        transport_.send(spec_.worker_peer[static_cast<std::size_t>(w)], message->header, payload, bytes, message->sent);
         counters_.bytes_sent += sizeof(WireHeader) + bytes;
         ++counters_.messages_sent;
     }
@@ -461,8 +466,9 @@ std::string AggregatorRole::describe() const {
       << ", results cover to " << cover_start_ << ", frontier " << frontier() << ", " << in_flight_.size()
       << " sends in flight";
     for (const auto &m : in_flight_)
-        s << " [" << m->header.begin << "," << m->header.end << " n=" << m->header.nblocks << " f=" << int(m->header.flags)
-          << " pending=" << m->sent.pending << (m->buffer.data() ? " copy" : " in-place") << "]";
+        s << " [" << m->header.begin << "," << m->header.end << " n=" << m->header.nblocks
+          << " f=" << int(m->header.flags) << " pending=" << m->sent.pending
+          << (m->buffer.data() ? " copy" : " in-place") << "]";
     s << ";";
     for (std::size_t w = 0; w < streams_.size(); ++w) {
         if (static_cast<int>(w) == spec_.my_worker) continue;

@@ -24,9 +24,9 @@ class AggregatorRole {
   public:
     // `own` and `own_sink` are this rank's worker data and output when it is also a worker
     // (colocated), else null; `own_worker` then learns of results delivered locally.
-    AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
-                   Transport &transport, StreamResources &resources, OpCounters &counters,
-                   const ContributionSource *own, ResultSink *own_sink, WorkerRole *own_worker);
+    AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi, Transport &transport,
+                   StreamResources &resources, OpCounters &counters, const ContributionSource *own,
+                   ResultSink *own_sink, WorkerRole *own_worker);
     ~AggregatorRole();
     AggregatorRole(const AggregatorRole &) = delete;
     AggregatorRole &operator=(const AggregatorRole &) = delete;
@@ -42,8 +42,8 @@ class AggregatorRole {
 
   private:
     struct Stream {
-        std::vector<std::unique_ptr<InboundPiece>> pieces; // sorted by header.begin
-        std::uint64_t next_begin = 0;                      // where the first kept piece must begin
+        std::vector<std::unique_ptr<InboundPiece>> pieces;  // sorted by header.begin
+        std::uint64_t next_begin = 0;                       // where the first kept piece must begin
     };
 
     void fail(const std::string &what);
@@ -62,8 +62,7 @@ class AggregatorRole {
     void flush_pending(std::uint64_t end);
     void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
                        std::uint64_t cover_end);
-    void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
-                         std::size_t bytes);
+    void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes);
     void send_coverage(std::uint64_t end);
     void release_consumed();
     bool reap_sends();
@@ -79,11 +78,11 @@ class AggregatorRole {
     WorkerRole *own_worker_;
     const ReduceKernels &kernels_;
 
-    std::vector<Stream> streams_; // by worker index; this rank's own entry stays empty
-    std::uint64_t done_;          // blocks below this are reduced and sent
-    std::uint64_t cover_start_;   // results sent so far cover [lo_, cover_start_)
-    std::uint64_t window_blocks_; // most blocks reduced at once
-    bool in_place_ = false;       // reducing straight into this rank's dense output
+    std::vector<Stream> streams_;  // by worker index; this rank's own entry stays empty
+    std::uint64_t done_;           // blocks below this are reduced and sent
+    std::uint64_t cover_start_;    // results sent so far cover [lo_, cover_start_)
+    std::uint64_t window_blocks_;  // most blocks reduced at once
+    bool in_place_ = false;        // reducing straight into this rank's dense output
     // The packed result being filled (union blocks of several windows, sent when full or at the
     // frontier): it covers [cover_start_, ...).
     std::unique_ptr<OutboundMessage> pending_;

@@ -34,8 +34,8 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
         }
     });
     std::memcpy(mine.data(), &n, 8);
-    const int rc = MPI_Allgather(mine.data(), static_cast<int>(record), MPI_BYTE, all.data(),
-                                 static_cast<int>(record), MPI_BYTE, state.comm());
+    const int rc = MPI_Allgather(mine.data(), static_cast<int>(record), MPI_BYTE, all.data(), static_cast<int>(record),
+                                 MPI_BYTE, state.comm());
     pool.release(std::move(mine));
     if (rc != MPI_SUCCESS) {
         pool.release(std::move(all));
@@ -59,7 +59,8 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
         std::memcpy(&count, rec, 8);
         bool ok = count <= max_blocks;
         const auto *idx = reinterpret_cast<const std::uint64_t *>(rec + 8);
-        for (std::uint64_t i = 0; ok && i < count; ++i) ok = idx[i] < blocks && (i == 0 || idx[i] > idx[i - 1]);
+        for (std::uint64_t i = 0; ok && i < count; ++i)
+            ok = idx[i] < blocks && (i == 0 || idx[i] > idx[i - 1]);
         if (!ok) {
             pool.release(std::move(all));
             fail(ErrorId::ProtocolViolation, "allgather record with bad block numbers");
@@ -68,11 +69,12 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
     }
     const ReduceKernels &k = kernels_for(type, op);
     constexpr std::size_t kBatchBlocks = 65536;
-    const std::size_t batch_blocks = std::max<std::size_t>(1, std::min<std::size_t>(kBatchBlocks, (16u << 20) / block_bytes));
+    const std::size_t batch_blocks =
+        std::max<std::size_t>(1, std::min<std::size_t>(kBatchBlocks, (16u << 20) / block_bytes));
     BufferPool::Buffer out = pool.acquire(batch_blocks * (block_bytes + sizeof(std::uint32_t)));
     std::byte *out_data = out.data();
     auto *out_index = reinterpret_cast<std::uint32_t *>(out.data() + batch_blocks * block_bytes);
-    std::uint64_t cover = 0; // the batch covers [cover, ...); indices relative to cover
+    std::uint64_t cover = 0;  // the batch covers [cover, ...); indices relative to cover
     std::size_t filled = 0;
     auto flush = [&](std::uint64_t end) {
         MessageView view;
@@ -96,8 +98,10 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
         for (Cursor &c : cursors) {
             if (c.at >= c.n || c.index[c.at] != next) continue;
             const std::byte *x = c.data + c.at * block_bytes;
-            if (contributors++ == 0) k.init(acc, x, elems);
-            else k.combine(acc, x, elems);
+            if (contributors++ == 0)
+                k.init(acc, x, elems);
+            else
+                k.combine(acc, x, elems);
             ++c.at;
         }
         if (contributors < ranks && k.finish_partial) k.finish_partial(acc, elems);

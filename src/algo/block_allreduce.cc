@@ -25,8 +25,8 @@ void serve_dense(CommState &state, const void *sendbuf, void *recvbuf, std::uint
 
 // Inside each node, then across nodes between one leader per node, then the leader's result to its
 // node: each node's data crosses the network once, already combined.
-void hierarchical_allreduce(CommState &state, NodeHierarchy &h, const void *sendbuf, void *recvbuf,
-                            std::uint64_t count, MPI_Datatype datatype, MPI_Op op) {
+void hierarchical_allreduce(CommState &state, NodeHierarchy &h, const void *sendbuf, void *recvbuf, std::uint64_t count,
+                            MPI_Datatype datatype, MPI_Op op) {
     CommStats &stats = state.stats();
     auto traffic = [&] {
         std::int64_t sent = h.node_state->stats().bytes_sent, received = h.node_state->stats().bytes_received;
@@ -60,8 +60,8 @@ void hierarchical_allreduce(CommState &state, NodeHierarchy &h, const void *send
 
 }  // namespace
 
-void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
-                     MPI_Datatype datatype, MPI_Op op) {
+void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
+                     MPI_Op op) {
     SparseCall call;
     call.seq = state.begin_call();
     const auto type = element_type_of(datatype);

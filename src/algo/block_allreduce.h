@@ -11,7 +11,7 @@ namespace mpix::sparse::detail {
 class CommState;
 
 // Arguments were validated by the API. sendbuf may be MPI_IN_PLACE.
-void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
-                     MPI_Datatype datatype, MPI_Op op);
+void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
+                     MPI_Op op);
 
 }  // namespace mpix::sparse::detail

@@ -21,8 +21,8 @@ void choose_representation(MessagePlan &p, std::size_t run_bytes, std::size_t pa
 
 // Appends the block numbers (relative to `from`) to a packed payload, or the presence bitmap of a
 // dense run with gaps; `at` is where the block data ended. Returns the payload length.
-std::size_t finish_payload(const MessagePlan &p, std::uint64_t from, const std::uint32_t *index,
-                           std::byte *dst, std::size_t at) {
+std::size_t finish_payload(const MessagePlan &p, std::uint64_t from, const std::uint32_t *index, std::byte *dst,
+                           std::size_t at) {
     if (!p.dense) {
         std::memcpy(dst + at, index, p.n * sizeof(std::uint32_t));
         return at + p.n * sizeof(std::uint32_t);
@@ -54,11 +54,12 @@ MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uin
     while (k < limit && p.n < max_blocks) {
         const std::uint64_t cap = std::min<std::uint64_t>(limit, k + (max_blocks - p.n));
         const std::uint64_t run_end = bitmap_.next_clear(k, cap);
-        for (std::uint64_t j = k; j < run_end; ++j) index[p.n++] = static_cast<std::uint32_t>(j - from);
+        for (std::uint64_t j = k; j < run_end; ++j)
+            index[p.n++] = static_cast<std::uint32_t>(j - from);
         p.last = run_end - 1;
         k = bitmap_.next_set(run_end, limit);
     }
-    p.end = k; // the first block with data left out, or limit
+    p.end = k;  // the first block with data left out, or limit
     if (p.n > 0) {
         const std::size_t packed = (p.n - 1) * layout_.block_bytes() + layout_.bytes_of(p.last);
         choose_representation(p, layout_.run_bytes(p.first, p.span()), packed);
@@ -116,8 +117,8 @@ MessagePlan PairsSource::plan(std::uint64_t from, std::uint64_t limit, std::uint
         return p;
     }
     p.last = from + index[p.n - 1];
-    p.end = (i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) ? static_cast<std::uint64_t>(indices_[i])
-                                                                          : limit;
+    p.end =
+        (i < nnz_ && static_cast<std::uint64_t>(indices_[i]) < limit) ? static_cast<std::uint64_t>(indices_[i]) : limit;
     choose_representation(p, p.span() * elem_size_, p.n * elem_size_);
     return p;
 }

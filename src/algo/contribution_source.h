@@ -15,12 +15,12 @@ namespace mpix::sparse::detail {
 
 // What to put in one message: `n` blocks from `first` to `last`, and the range it covers.
 struct MessagePlan {
-    std::uint64_t end = 0;   // covered range is [from, end)
-    std::uint64_t first = 0; // first block carried
-    std::uint64_t last = 0;  // last block carried
-    std::size_t n = 0;       // blocks with data carried
-    bool dense = false;      // send [first, last] as one dense run
-    bool presence = false;   // dense run with gaps: a presence bitmap follows the data
+    std::uint64_t end = 0;    // covered range is [from, end)
+    std::uint64_t first = 0;  // first block carried
+    std::uint64_t last = 0;   // last block carried
+    std::size_t n = 0;        // blocks with data carried
+    bool dense = false;       // send [first, last] as one dense run
+    bool presence = false;    // dense run with gaps: a presence bitmap follows the data
 
     std::uint64_t span() const { return last - first + 1; }
 };
@@ -61,12 +61,8 @@ class BitmapSource final : public ContributionSource {
     BitmapSource(const std::byte *data, const BlockLayout &layout, const BlockBitmap &bitmap)
         : data_(data), layout_(layout), bitmap_(bitmap) {}
 
-    std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override {
-        return bitmap_.next_set(from, limit);
-    }
-    std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override {
-        return bitmap_.count(from, limit);
-    }
+    std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.next_set(from, limit); }
+    std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.count(from, limit); }
     MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
                      std::uint32_t *index) const override;
     std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
@@ -86,8 +82,7 @@ class BitmapSource final : public ContributionSource {
 // Sorted unique indices with their values (block size 1).
 class PairsSource final : public ContributionSource {
   public:
-    PairsSource(const std::int64_t *indices, const std::byte *values, std::size_t nnz,
-                std::size_t elem_size)
+    PairsSource(const std::int64_t *indices, const std::byte *values, std::size_t nnz, std::size_t elem_size)
         : indices_(indices), values_(values), nnz_(nnz), elem_size_(elem_size) {}
 
     std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override;
@@ -109,7 +104,7 @@ class PairsSource final : public ContributionSource {
     const std::byte *values_;
     std::size_t nnz_;
     std::size_t elem_size_;
-    mutable std::vector<std::uint32_t> batch_index_; // visit() scratch, reused
+    mutable std::vector<std::uint32_t> batch_index_;  // visit() scratch, reused
 };
 
 }  // namespace mpix::sparse::detail

@@ -11,7 +11,7 @@ namespace mpix::sparse::detail {
 class CommState;
 
 // sendbuf may be MPI_IN_PLACE. Counts above INT_MAX travel in chunks of a contiguous type.
-void dense_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
-                     MPI_Datatype datatype, MPI_Op op);
+void dense_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
+                     MPI_Op op);
 
 }  // namespace mpix::sparse::detail

@@ -46,11 +46,13 @@ void serve_dense(CommState &state, const ElementInput &in, const ElementOutput &
         dense = scratch.data();
     }
     densify(in, dense, extent);
-    if (state.size() > 1) dense_allreduce(state, MPI_IN_PLACE, dense, static_cast<std::uint64_t>(in.count), in.datatype, in.op);
+    if (state.size() > 1)
+        dense_allreduce(state, MPI_IN_PLACE, dense, static_cast<std::uint64_t>(in.count), in.datatype, in.op);
     if (out.indices != nullptr) {
         std::vector<std::uint8_t> present(static_cast<std::size_t>(in.count + 7) / 8, 0);
         for (std::int64_t i = 0; i < in.nnz; ++i)
-            present[static_cast<std::size_t>(in.indices[i]) >> 3] |= static_cast<std::uint8_t>(1u << (in.indices[i] & 7));
+            present[static_cast<std::size_t>(in.indices[i]) >> 3] |=
+                static_cast<std::uint8_t>(1u << (in.indices[i] & 7));
         if (state.size() > 1) {
             std::uint64_t done = 0;
             while (done < present.size()) {

@@ -25,14 +25,13 @@ struct ElementInput {
 
 // Where the result goes: a dense buffer of count elements, or a sorted sparse vector.
 struct ElementOutput {
-    void *dense = nullptr;                 // dense variant
-    std::vector<std::int64_t> *indices = nullptr; // sparse variant
+    void *dense = nullptr;                         // dense variant
+    std::vector<std::int64_t> *indices = nullptr;  // sparse variant
     std::vector<std::byte> *values = nullptr;
 };
 
 // `local_error` is an argument error this rank found before (ErrorId::Count_ when none); it is
 // raised after the agreement, and the other ranks raise Error(RemoteArgument).
-void element_allreduce(CommState &state, const ElementInput &input, const ElementOutput &output,
-                       ErrorId local_error);
+void element_allreduce(CommState &state, const ElementInput &input, const ElementOutput &output, ErrorId local_error);
 
 }  // namespace mpix::sparse::detail

@@ -33,7 +33,8 @@ class MessageCursor {
         while (pos_ < view_.n && peek() < limit) {
             if (!view_.dense) {
                 std::uint64_t j = pos_;
-                while (j < view_.n && view_.first + view_.index[j] < limit) ++j;
+                while (j < view_.n && view_.first + view_.index[j] < limit)
+                    ++j;
                 fn(BlockBatch{view_.first, view_.index + pos_, view_.data + pos_ * block_bytes_,
                               static_cast<std::size_t>(j - pos_)});
                 pos_ = j;
@@ -42,7 +43,8 @@ class MessageCursor {
             // Dense: a run of present blocks, cut at the limit.
             std::uint64_t j = pos_;
             const std::uint64_t stop = limit - view_.first < view_.n ? limit - view_.first : view_.n;
-            while (j < stop && present(j)) ++j;
+            while (j < stop && present(j))
+                ++j;
             fn(BlockBatch{view_.first + pos_, nullptr, view_.data + pos_ * block_bytes_,
                           static_cast<std::size_t>(j - pos_)});
             pos_ = j;
@@ -56,7 +58,8 @@ class MessageCursor {
     }
     void skip_gaps() {
         if (!view_.dense) return;
-        while (pos_ < view_.n && !present(pos_)) ++pos_;
+        while (pos_ < view_.n && !present(pos_))
+            ++pos_;
     }
 
     MessageView view_{};

@@ -25,7 +25,8 @@ void CollectingResultSink::write(const MessageView &view) {
     const std::size_t offset = indices_.size();
     MessageCursor cursor(view, layout_);
     cursor.take_until(MessageCursor::kEnd, [&](const BlockBatch &b) {
-        for (std::size_t i = 0; i < b.n; ++i) indices_.push_back(static_cast<std::int64_t>(b.block(i)));
+        for (std::size_t i = 0; i < b.n; ++i)
+            indices_.push_back(static_cast<std::int64_t>(b.block(i)));
         values_.insert(values_.end(), b.data, b.data + b.n * elem);
     });
     if (indices_.size() > offset)

@@ -52,7 +52,7 @@ class CollectingResultSink final : public ResultSink {
   private:
     struct Piece {
         std::uint64_t first_index;
-        std::size_t offset; // in indices_
+        std::size_t offset;  // in indices_
         std::size_t n;
     };
     BlockLayout layout_;

@@ -11,7 +11,9 @@
 namespace mpix::sparse::detail {
 namespace {
 
-bool all_equal(const SumMax &v, int ranks) { return v.sum == v.max * ranks; }
+bool all_equal(const SumMax &v, int ranks) {
+    return v.sum == v.max * ranks;
+}
 
 }  // namespace
 
@@ -44,7 +46,7 @@ Plan agree_on_plan(CommState &state, const SparseCall &call, const ContributionS
     const int rc = Library::get().agreement().allreduce(v, state.comm());
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "agreement MPI_Allreduce");
     if (v[AgreementFields::kError].max > 0) {
-        if (local_error) return Plan{}; // the caller raises its own, more precise error
+        if (local_error) return Plan{};  // the caller raises its own, more precise error
         fail(ErrorId::RemoteArgument);
     }
     for (std::size_t f : {AgreementFields::kCount, AgreementFields::kType, AgreementFields::kOp,
@@ -66,7 +68,8 @@ Plan agree_on_plan(CommState &state, const SparseCall &call, const ContributionS
         return plan;
     }
     if (!allow_dense && plan.algorithm == Algorithm::Dense) {
-        plan.algorithm = plan.cost.allgather_us < plan.cost.aggregator_us ? Algorithm::Allgather : Algorithm::Aggregator;
+        plan.algorithm =
+            plan.cost.allgather_us < plan.cost.aggregator_us ? Algorithm::Allgather : Algorithm::Aggregator;
         if (plan.algorithm == Algorithm::Aggregator) plan.shard_bounds = balance_shards(d);
     }
     // One rank's allgather record must fit an MPI count; beyond that the aggregators serve.

@@ -19,8 +19,8 @@ struct SparseCall {
     BlockLayout layout;
     ElementType type = ElementType::F32;
     ReduceOp op = ReduceOp::Sum;
-    bool sparse_capable = true; // false: type/op codes are placeholders, the dense path serves
-    std::uint64_t nonzero = 0; // this rank's blocks with data
+    bool sparse_capable = true;  // false: type/op codes are placeholders, the dense path serves
+    std::uint64_t nonzero = 0;   // this rank's blocks with data
 };
 
 // Collective over the workers. `local_error` is this rank's own argument error (it still takes part
@@ -28,8 +28,8 @@ struct SparseCall {
 // reported an error, Error(ArgumentMismatch) when ranks disagree on count, type, op or block size.
 // Without allow_dense the cheaper sparse algorithm is chosen even when dense would be cheaper (the
 // element variant's sparse output needs the union, which the dense path does not produce).
-Plan agree_on_plan(CommState &state, const SparseCall &call, const ContributionSource &source,
-                   bool local_error, bool allow_dense = true);
+Plan agree_on_plan(CommState &state, const SparseCall &call, const ContributionSource &source, bool local_error,
+                   bool allow_dense = true);
 
 // Runs the aggregator or allgather algorithm of `plan` (not Dense) and updates the statistics.
 void run_sparse(CommState &state, const SparseCall &call, const Plan &plan, const ContributionSource &source,

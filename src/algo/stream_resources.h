@@ -16,15 +16,15 @@ namespace mpix::sparse::detail {
 // reads an active message's header until the send completes).
 struct OutboundMessage {
     WireHeader header{};
-    BufferPool::Buffer buffer; // owned payload copy, if any
+    BufferPool::Buffer buffer;  // owned payload copy, if any
     Completion sent;
-    std::uint64_t end = 0;     // coverage end (worker streams: for credits)
+    std::uint64_t end = 0;  // coverage end (worker streams: for credits)
 };
 
 // A message that arrived; its payload is here (eager) or being fetched (rendezvous).
 struct InboundPiece {
     InboundMessage message;
-    BufferPool::Buffer buffer; // where a rendezvous payload (or a realigned eager one) lives
+    BufferPool::Buffer buffer;  // where a rendezvous payload (or a realigned eager one) lives
     Completion fetch;
     bool ready = false;
     MessageView view{};
@@ -60,12 +60,12 @@ struct StreamResources {
     // this rank's operation ended). Their memory must outlive the transport's callbacks.
     std::vector<std::unique_ptr<OutboundMessage>> draining;
     std::vector<std::unique_ptr<InboundPiece>> draining_pieces;
-    std::vector<std::byte> window;       // aggregator accumulator when not reducing in place
-    std::vector<std::uint32_t> counts;   // contributors per window block
-    std::vector<std::uint64_t> touched;  // window blocks with a contribution (one bit each)
-    std::vector<std::uint32_t> union_;   // window positions with a contribution
-    std::vector<std::uint32_t> plan_index;   // worker's message plan scratch
-    std::vector<std::uint32_t> result_index; // aggregator's packed result block numbers
+    std::vector<std::byte> window;            // aggregator accumulator when not reducing in place
+    std::vector<std::uint32_t> counts;        // contributors per window block
+    std::vector<std::uint64_t> touched;       // window blocks with a contribution (one bit each)
+    std::vector<std::uint32_t> union_;        // window positions with a contribution
+    std::vector<std::uint32_t> plan_index;    // worker's message plan scratch
+    std::vector<std::uint32_t> result_index;  // aggregator's packed result block numbers
 
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }

@@ -23,8 +23,8 @@ struct StreamSpec {
     std::vector<int> aggregator_peer;
     // shard_bounds[a] .. shard_bounds[a + 1] are aggregator a's blocks (size aggregators + 1).
     std::vector<std::uint64_t> shard_bounds;
-    int my_worker = -1;     // this rank's worker index, or -1
-    int my_aggregator = -1; // this rank's aggregator index, or -1
+    int my_worker = -1;      // this rank's worker index, or -1
+    int my_aggregator = -1;  // this rank's aggregator index, or -1
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;
 

@@ -6,14 +6,13 @@
 
 namespace mpix::sparse::detail {
 
-StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transport,
-                                       StreamResources &resources, OpCounters &counters,
-                                       const ContributionSource *source, ResultSink *sink)
+StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transport, StreamResources &resources,
+                                       OpCounters &counters, const ContributionSource *source, ResultSink *sink)
     : spec_(spec), transport_(transport) {
     if (spec.my_worker >= 0) worker_.emplace(spec, transport, resources, counters, *source, *sink);
     if (spec.my_aggregator >= 0)
-        aggregator_.emplace(spec, spec.shard_lo(spec.my_aggregator), spec.shard_hi(spec.my_aggregator),
-                            transport, resources, counters, spec.my_worker >= 0 ? source : nullptr,
+        aggregator_.emplace(spec, spec.shard_lo(spec.my_aggregator), spec.shard_hi(spec.my_aggregator), transport,
+                            resources, counters, spec.my_worker >= 0 ? source : nullptr,
                             spec.my_worker >= 0 ? sink : nullptr, worker_ ? &*worker_ : nullptr);
 }
 

@@ -15,8 +15,8 @@ namespace mpix::sparse::detail {
 class StreamingOperation {
   public:
     // source/sink: this rank's data and output when it is a worker (spec.my_worker >= 0).
-    StreamingOperation(const StreamSpec &spec, Transport &transport, StreamResources &resources,
-                       OpCounters &counters, const ContributionSource *source, ResultSink *sink);
+    StreamingOperation(const StreamSpec &spec, Transport &transport, StreamResources &resources, OpCounters &counters,
+                       const ContributionSource *source, ResultSink *sink);
 
     const StreamSpec &spec() const { return spec_; }
     // A message of this operation's context and seq: checked against the spec, then dispatched.

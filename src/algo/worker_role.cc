@@ -7,16 +7,18 @@
 namespace mpix::sparse::detail {
 namespace {
 
-constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu; // packed block numbers are uint32
+constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu;  // packed block numbers are uint32
 
-bool aligned8(const std::byte *p) { return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0; }
+bool aligned8(const std::byte *p) {
+    return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0;
+}
 
 }  // namespace
 
-WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources,
-                       OpCounters &counters, const ContributionSource &source, ResultSink &sink)
-    : spec_(spec), transport_(transport), res_(resources), counters_(counters), source_(source),
-      sink_(sink), shards_(static_cast<std::size_t>(spec.aggregators())) {
+WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources, OpCounters &counters,
+                       const ContributionSource &source, ResultSink &sink)
+    : spec_(spec), transport_(transport), res_(resources), counters_(counters), source_(source), sink_(sink),
+      shards_(static_cast<std::size_t>(spec.aggregators())) {
     for (int a = 0; a < spec.aggregators(); ++a) {
         Shard &s = shards_[static_cast<std::size_t>(a)];
         s.aggregator = a;
@@ -31,8 +33,10 @@ WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResou
 
 WorkerRole::~WorkerRole() {
     // Whatever the transport still holds keeps its memory in the drain list.
-    for (auto &m : in_flight_) res_.drain(std::move(m));
-    for (auto &p : fetches_) res_.drain(std::move(p));
+    for (auto &m : in_flight_)
+        res_.drain(std::move(m));
+    for (auto &p : fetches_)
+        res_.drain(std::move(p));
 }
 
 void WorkerRole::fail(const std::string &what) {
@@ -71,7 +75,7 @@ bool WorkerRole::send_contributions(Shard &shard) {
             h.nblocks = plan.dense ? plan.span() : plan.n;
             payload = plan.dense ? source_.dense_run(plan) : nullptr;
             if (payload != nullptr) {
-                bytes = layout.run_bytes(plan.first, plan.span()); // zero-copy from the user buffer
+                bytes = layout.run_bytes(plan.first, plan.span());  // zero-copy from the user buffer
             } else {
                 message->buffer = res_.buffers.acquire(max_packed_bytes(plan.n, layout.block_bytes()));
                 bytes = source_.pack(plan, from, res_.plan_index.data(), message->buffer.data());
@@ -151,7 +155,8 @@ void WorkerRole::result_covered(int aggregator, std::uint64_t begin, std::uint64
     s.results.add(begin, end);
     // Each message the aggregator has answered past returns its credit.
     std::size_t answered = 0;
-    while (answered < s.unacked.size() && s.unacked[answered] <= s.results.prefix()) ++answered;
+    while (answered < s.unacked.size() && s.unacked[answered] <= s.results.prefix())
+        ++answered;
     s.unacked.erase(s.unacked.begin(), s.unacked.begin() + static_cast<std::ptrdiff_t>(answered));
     if (!was_done && s.results.prefix() == s.hi) ++shards_done_;
 }
@@ -201,7 +206,8 @@ bool WorkerRole::advance() {
     bool progressed = poll_fetches();
     progressed |= reap_sends();
     if (!error_.empty()) return progressed;
-    for (Shard &s : shards_) progressed |= send_contributions(s);
+    for (Shard &s : shards_)
+        progressed |= send_contributions(s);
     return progressed;
 }
 

@@ -20,8 +20,8 @@ namespace mpix::sparse::detail {
 
 class WorkerRole {
   public:
-    WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources,
-               OpCounters &counters, const ContributionSource &source, ResultSink &sink);
+    WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources, OpCounters &counters,
+               const ContributionSource &source, ResultSink &sink);
     ~WorkerRole();
     WorkerRole(const WorkerRole &) = delete;
     WorkerRole &operator=(const WorkerRole &) = delete;
@@ -40,9 +40,9 @@ class WorkerRole {
   private:
     struct Shard {
         int aggregator = 0;
-        std::uint64_t next = 0;             // where the next contribution message starts
+        std::uint64_t next = 0;  // where the next contribution message starts
         std::uint64_t hi = 0;
-        std::vector<std::uint64_t> unacked; // coverage ends of messages not yet answered
+        std::vector<std::uint64_t> unacked;  // coverage ends of messages not yet answered
         Coverage results;
     };
 
@@ -59,7 +59,7 @@ class WorkerRole {
     OpCounters &counters_;
     const ContributionSource &source_;
     ResultSink &sink_;
-    std::vector<Shard> shards_; // by aggregator index
+    std::vector<Shard> shards_;  // by aggregator index
     std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
     std::vector<std::unique_ptr<InboundPiece>> fetches_;
     std::size_t shards_done_ = 0;

@@ -27,9 +27,9 @@ void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Cou
     const bool predefined = named == MPI_COMBINER_NAMED;
     if (recvbuf == MPI_IN_PLACE || (predefined && (recvbuf == nullptr || sendbuf == nullptr)))
         fail(ErrorId::NullBuffer);
-    if (extent > 0 && static_cast<std::uint64_t>(count) >
-                          static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max()) /
-                              static_cast<std::uint64_t>(extent))
+    if (extent > 0 &&
+        static_cast<std::uint64_t>(count) >
+            static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max()) / static_cast<std::uint64_t>(extent))
         fail(ErrorId::CountTooLarge);
     if (predefined && sendbuf != MPI_IN_PLACE && size == extent) {
         const auto s = reinterpret_cast<std::uintptr_t>(sendbuf);

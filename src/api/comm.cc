@@ -65,7 +65,7 @@ extern "C" int MPIX_Sparse_comm_free(MPI_Comm *comm) {
         CommState *state = library.find(*comm);
         if (state == nullptr || !state->created_by_comm_create()) fail(ErrorId::CommNotSparse);
         state->say_goodbye();
-        const int rc = MPI_Comm_free(comm); // runs the attribute's delete callback: the state goes
+        const int rc = MPI_Comm_free(comm);  // runs the attribute's delete callback: the state goes
         if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_free");
     });
 }

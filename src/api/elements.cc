@@ -50,9 +50,8 @@ void run(MPI_Comm comm, const ElementInput &in, const ElementOutput &out, ErrorI
 
 }  // namespace
 
-extern "C" int MPIX_Sparse_allreduce_elements(MPI_Count nnz, const int64_t *indices, const void *values,
-                                              void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                                              MPI_Comm comm) {
+extern "C" int MPIX_Sparse_allreduce_elements(MPI_Count nnz, const int64_t *indices, const void *values, void *recvbuf,
+                                              MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
     return api_call(comm, [&] {
         const ElementInput in{nnz, indices, values, count, datatype, op};
         ElementOutput out;
@@ -62,8 +61,8 @@ extern "C" int MPIX_Sparse_allreduce_elements(MPI_Count nnz, const int64_t *indi
 }
 
 extern "C" int MPIX_Sparse_allreduce_elements_sparse(MPI_Count nnz, const int64_t *indices, const void *values,
-                                                     MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                                                     MPI_Comm comm, MPIX_Sparse_vector *result) {
+                                                     MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                                     MPIX_Sparse_vector *result) {
     return api_call(comm, [&] {
         if (result != nullptr) *result = nullptr;
         auto vector = std::make_unique<MPIX_Sparse_vector_s>();

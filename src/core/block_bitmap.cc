@@ -6,8 +6,7 @@ namespace mpix::sparse::detail {
 namespace {
 
 // Finds the first bit in [from, limit) whose value, after XOR with `flip`, is set.
-std::uint64_t next_bit(const std::uint64_t *words, std::uint64_t from, std::uint64_t limit,
-                       std::uint64_t flip) {
+std::uint64_t next_bit(const std::uint64_t *words, std::uint64_t from, std::uint64_t limit, std::uint64_t flip) {
     if (from >= limit) return limit;
     std::uint64_t w = from >> 6;
     std::uint64_t bits = (words[w] ^ flip) & (~std::uint64_t{0} << (from & 63));

@@ -8,16 +8,14 @@
 namespace mpix::sparse::detail {
 
 struct BlockLayout {
-    std::uint64_t count = 0;       // elements in the vector
-    std::uint32_t block_elems = 1; // elements per block
-    std::uint32_t elem_size = 1;   // bytes per element
+    std::uint64_t count = 0;        // elements in the vector
+    std::uint32_t block_elems = 1;  // elements per block
+    std::uint32_t elem_size = 1;    // bytes per element
 
     std::uint64_t num_blocks() const { return (count + block_elems - 1) / block_elems; }
     std::size_t block_bytes() const { return std::size_t{block_elems} * elem_size; }
     std::size_t total_bytes() const { return static_cast<std::size_t>(count) * elem_size; }
-    std::size_t offset_of(std::uint64_t block) const {
-        return static_cast<std::size_t>(block) * block_bytes();
-    }
+    std::size_t offset_of(std::uint64_t block) const { return static_cast<std::size_t>(block) * block_bytes(); }
     std::uint32_t elems_of(std::uint64_t block) const {
         const std::uint64_t first = block * block_elems;
         const std::uint64_t left = count - first;

@@ -25,20 +25,22 @@ inline bool bytes_are_zero_inline(const std::byte *p, std::size_t n) {
         std::memcpy(&w, p + i, 8);
         acc |= w;
     }
-    for (; i < n; ++i) acc |= static_cast<std::uint64_t>(p[i]);
+    for (; i < n; ++i)
+        acc |= static_cast<std::uint64_t>(p[i]);
     return acc == 0;
 }
 
 }  // namespace
 
-bool bytes_are_zero(const std::byte *p, std::size_t n) { return bytes_are_zero_inline(p, n); }
+bool bytes_are_zero(const std::byte *p, std::size_t n) {
+    return bytes_are_zero_inline(p, n);
+}
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 std::uint64_t
-scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap,
-            std::byte *zero_fill) {
+scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap, std::byte *zero_fill) {
     const std::uint64_t blocks = layout.num_blocks();
     const std::size_t block_bytes = layout.block_bytes();
     const bool streaming = layout.total_bytes() >= kStreamingFillBytes;

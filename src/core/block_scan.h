@@ -18,7 +18,6 @@ bool bytes_are_zero(const std::byte *p, std::size_t n);
 // also writes zeros over block k of zero_fill for every all-zero block k: that is the result's
 // value there unless another rank has the block, and doing it here saves a second pass over the
 // output. Returns the number of non-zero blocks.
-std::uint64_t scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap,
-                          std::byte *zero_fill);
+std::uint64_t scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap, std::byte *zero_fill);
 
 }  // namespace mpix::sparse::detail

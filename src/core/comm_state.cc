@@ -33,12 +33,14 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
         if (aggregators > size_) fail(ErrorId::InfoAggregators, "more aggregators than ranks");
         group_.size = size_;
         group_.rank = rank_;
-        for (int r = 0; r < size_; ++r) group_.workers.push_back(r);
+        for (int r = 0; r < size_; ++r)
+            group_.workers.push_back(r);
         // Node topology, only where something depends on it (collective, so decided from config).
         const bool need_nodes = (aggregators < size_ && size_ > 1) || config.hierarchical != Hierarchy::Off;
         const std::vector<int> node = need_nodes ? node_of_ranks(internal_) : std::vector<int>();
-        group_.aggregators =
-            aggregators == size_ || size_ == 1 ? group_.workers : choose_aggregators(node, aggregators, config.placement);
+        group_.aggregators = aggregators == size_ || size_ == 1
+                                 ? group_.workers
+                                 : choose_aggregators(node, aggregators, config.placement);
         context_ = Library::get().agree_context(internal_);
         Library::get().register_sink(context_, this);
         if (config.hierarchical != Hierarchy::Off && size_ > 1) build_hierarchy(node);
@@ -55,7 +57,8 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
 void CommState::build_hierarchy(const std::vector<int> &node_of_rank) {
     const int nodes = 1 + *std::max_element(node_of_rank.begin(), node_of_rank.end());
     std::vector<int> per_node(static_cast<std::size_t>(nodes), 0);
-    for (int n : node_of_rank) ++per_node[static_cast<std::size_t>(n)];
+    for (int n : node_of_rank)
+        ++per_node[static_cast<std::size_t>(n)];
     const int max_per_node = *std::max_element(per_node.begin(), per_node.end());
     if (config_.hierarchical == Hierarchy::Auto && (nodes == 1 || max_per_node == 1)) return;
     auto h = std::make_unique<NodeHierarchy>();
@@ -112,10 +115,13 @@ CommState::~CommState() {
     } catch (...) {
         // Leaving anyway: aggregators may wait, but a destructor must not throw.
     }
-    for (auto &m : resources_.draining) (void)m.release();
-    for (auto &p : resources_.draining_pieces) (void)p.release();
+    for (auto &m : resources_.draining)
+        (void)m.release();
+    for (auto &p : resources_.draining_pieces)
+        (void)p.release();
     Library::get().unregister_sink(context_);
-    for (InboundMessage &m : early_) links_ ? links_->release(m) : void();
+    for (InboundMessage &m : early_)
+        links_ ? links_->release(m) : void();
     early_.clear();
     if (internal_ != MPI_COMM_NULL) MPI_Comm_free(&internal_);
 }
@@ -168,7 +174,7 @@ void CommState::run_stream(const StreamSpec &spec, const ContributionSource *sou
         protocol_error_.clear();
     }
     run_to_completion(op, transport);
-    store_fence(); // results written with streaming stores are visible before anyone reads them
+    store_fence();  // results written with streaming stores are visible before anyone reads them
     finish_together(transport);
     active_ = nullptr;
     stats_.bytes_sent += static_cast<std::int64_t>(counters.bytes_sent);
@@ -184,8 +190,10 @@ void CommState::on_message(InboundMessage &&message) {
     const WireHeader &h = message.header;
     if (const char *bad = check_header(h, sizeof(WireHeader))) {
         if (links_) links_->release(message);
-        if (active_ != nullptr) active_->fail(std::string("malformed message: ") + bad);
-        else if (protocol_error_.empty()) protocol_error_ = std::string("malformed message: ") + bad;
+        if (active_ != nullptr)
+            active_->fail(std::string("malformed message: ") + bad);
+        else if (protocol_error_.empty())
+            protocol_error_ = std::string("malformed message: ") + bad;
         return;
     }
     if (active_ != nullptr && h.seq == active_->spec().seq) {

@@ -30,8 +30,8 @@ class CommState;
 
 // Two levels for hierarchical reduction: this rank's node, and one leader per node.
 struct NodeHierarchy {
-    MPI_Comm node = MPI_COMM_NULL;    // the ranks of this rank's node
-    MPI_Comm leaders = MPI_COMM_NULL; // rank 0 of each node (MPI_COMM_NULL elsewhere)
+    MPI_Comm node = MPI_COMM_NULL;     // the ranks of this rank's node
+    MPI_Comm leaders = MPI_COMM_NULL;  // rank 0 of each node (MPI_COMM_NULL elsewhere)
     std::unique_ptr<CommState> node_state, leader_state;
 };
 
@@ -57,7 +57,7 @@ class CommState final : public MessageSink {
     CommState(const CommState &) = delete;
     CommState &operator=(const CommState &) = delete;
 
-    MPI_Comm comm() const { return internal_; } // private duplicate, MPI_ERRORS_RETURN
+    MPI_Comm comm() const { return internal_; }  // private duplicate, MPI_ERRORS_RETURN
     int size() const { return size_; }
     int rank() const { return rank_; }
     const Config &config() const { return config_; }
@@ -105,8 +105,8 @@ class CommState final : public MessageSink {
     DenseStreak dense_streak_;
     std::unique_ptr<NodeHierarchy> hierarchy_;
     StreamingOperation *active_ = nullptr;
-    std::deque<InboundMessage> early_; // messages of operations this rank has not started
-    std::string protocol_error_;       // a malformed message arrived between operations
+    std::deque<InboundMessage> early_;  // messages of operations this rank has not started
+    std::string protocol_error_;        // a malformed message arrived between operations
     bool created_by_comm_create_ = false;
     bool goodbye_sent_ = false;
 };

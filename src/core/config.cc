@@ -40,9 +40,7 @@ const CostSetting kCostSettings[] = {
 
 std::string trimmed_lower(const std::string &raw) {
     auto first = std::find_if_not(raw.begin(), raw.end(), [](unsigned char c) { return std::isspace(c); });
-    auto last = std::find_if_not(raw.rbegin(), raw.rend(), [](unsigned char c) {
-                    return std::isspace(c);
-                }).base();
+    auto last = std::find_if_not(raw.rbegin(), raw.rend(), [](unsigned char c) { return std::isspace(c); }).base();
     std::string s = first < last ? std::string(first, last) : std::string();
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
     return s;
@@ -109,14 +107,12 @@ const Keyword<AlgorithmChoice> kAlgorithmWords[] = {{"auto", AlgorithmChoice::Au
                                                     {"aggregator", AlgorithmChoice::Aggregator},
                                                     {"allgather", AlgorithmChoice::Allgather},
                                                     {"dense", AlgorithmChoice::Dense}};
-const Keyword<Placement> kPlacementWords[] = {{"spread", Placement::Spread},
-                                              {"packed", Placement::Packed}};
-const Keyword<Hierarchy> kHierarchyWords[] = {{"auto", Hierarchy::Auto}, {"on", Hierarchy::On},
-                                              {"off", Hierarchy::Off}};
+const Keyword<Placement> kPlacementWords[] = {{"spread", Placement::Spread}, {"packed", Placement::Packed}};
+const Keyword<Hierarchy> kHierarchyWords[] = {
+    {"auto", Hierarchy::Auto}, {"on", Hierarchy::On}, {"off", Hierarchy::Off}};
 
 template <class T>
-void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name,
-                 const std::string &raw) {
+void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {
     if (!parsed) fail(id, std::string(name.info_key ? name.info_key : name.env_var) + "=\"" + raw + "\"");
     field = *parsed;
 }
@@ -141,11 +137,10 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
     if (auto v = lookup(kPlacement))
         set_or_fail(c.placement, parse_keyword(*v, kPlacementWords), ErrorId::InfoPlacement, kPlacement, *v);
     if (auto v = lookup(kHierarchical))
-        set_or_fail(c.hierarchical, parse_keyword(*v, kHierarchyWords), ErrorId::InfoHierarchical,
-                    kHierarchical, *v);
+        set_or_fail(c.hierarchical, parse_keyword(*v, kHierarchyWords), ErrorId::InfoHierarchical, kHierarchical, *v);
     if (auto v = lookup(kDenseBelow))
-        set_or_fail(c.dense_below_bytes, parse_unsigned(*v, 0, std::uint64_t{1} << 62),
-                    ErrorId::InfoDenseBelow, kDenseBelow, *v);
+        set_or_fail(c.dense_below_bytes, parse_unsigned(*v, 0, std::uint64_t{1} << 62), ErrorId::InfoDenseBelow,
+                    kDenseBelow, *v);
     if (auto v = lookup(kMessageBytes)) {
         auto n = parse_unsigned(*v, 4096, std::uint64_t{1} << 30);
         set_or_fail(c.message_bytes, n ? std::optional<std::size_t>(*n) : std::nullopt, ErrorId::InfoTuning,
@@ -153,10 +148,11 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
     }
     if (auto v = lookup(kWindow)) {
         auto n = parse_unsigned(*v, 1, 1024);
-        set_or_fail(c.window, n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt, ErrorId::InfoTuning,
-                    kWindow, *v);
+        set_or_fail(c.window, n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt, ErrorId::InfoTuning, kWindow,
+                    *v);
     }
-    if (auto v = lookup(kDenseTable)) set_or_fail(c.cost.dense_table, parse_dense_table(*v), ErrorId::InfoTuning, kDenseTable, *v);
+    if (auto v = lookup(kDenseTable))
+        set_or_fail(c.cost.dense_table, parse_dense_table(*v), ErrorId::InfoTuning, kDenseTable, *v);
     for (const CostSetting &s : kCostSettings)
         if (auto v = lookup(s.name)) set_or_fail(c.cost.*s.field, parse_positive(*v), ErrorId::InfoTuning, s.name, *v);
     return c;
@@ -187,11 +183,9 @@ Config config_from_info(MPI_Info info) {
     return apply_settings(base, [info](const SettingName &name) -> std::optional<std::string> {
         if (name.info_key == nullptr) return std::nullopt;
         int len = 0, flag = 0;
-        if (MPI_Info_get_valuelen(info, name.info_key, &len, &flag) != MPI_SUCCESS || !flag)
-            return std::nullopt;
+        if (MPI_Info_get_valuelen(info, name.info_key, &len, &flag) != MPI_SUCCESS || !flag) return std::nullopt;
         std::vector<char> value(static_cast<std::size_t>(len) + 1, '\0');
-        if (MPI_Info_get(info, name.info_key, len, value.data(), &flag) != MPI_SUCCESS || !flag)
-            return std::nullopt;
+        if (MPI_Info_get(info, name.info_key, len, value.data(), &flag) != MPI_SUCCESS || !flag) return std::nullopt;
         return std::string(value.data());
     });
 }

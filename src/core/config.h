@@ -22,7 +22,7 @@ enum class Hierarchy { Auto, On, Off };
 
 struct Config {
     std::uint32_t block_elems = 256;
-    int aggregators = 0; // 0: default (all ranks when colocated, 1 when dedicated)
+    int aggregators = 0;  // 0: default (all ranks when colocated, 1 when dedicated)
     AggregatorMode mode = AggregatorMode::Colocated;
     AlgorithmChoice algorithm = AlgorithmChoice::Auto;
     Placement placement = Placement::Spread;

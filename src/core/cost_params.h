@@ -19,7 +19,7 @@ struct CostParams {
     // size, clamped at the ends). It is not one number: it rises as buffers leave the caches and again
     // where Open MPI switches algorithm for large messages (here between 16 and 32 MiB).
     double dense_alpha_us = 40.0;
-    std::vector<DensePoint> dense_table = {{0.25, 0.28}, {1, 0.30}, {2, 0.41}, {4, 0.55},
+    std::vector<DensePoint> dense_table = {{0.25, 0.28}, {1, 0.30},  {2, 0.41},  {4, 0.55},
                                            {8, 0.67},    {16, 0.71}, {32, 1.31}, {64, 1.34}};
     // Aggregator streaming: fixed cost (µs: agreement, message round trips, completion barrier), ns per
     // byte the busiest rank sends or receives, and ns per byte of blocks that travel packed (gathered

@@ -71,8 +71,7 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     return MPI_COMM_NULL;
 }
 
-DedicatedAggregator::DedicatedAggregator(const Config &config, std::uint32_t context, Group group,
-                                         Transport &links)
+DedicatedAggregator::DedicatedAggregator(const Config &config, std::uint32_t context, Group group, Transport &links)
     : config_(config), context_(context), group_(std::move(group)), links_(links) {}
 
 void DedicatedAggregator::on_message(InboundMessage &&message) {
@@ -91,9 +90,12 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
         links_.release(message);
         return;
     }
-    if (op_ && h.seq == spec_.seq) op_->on_message(std::move(message));
-    else if (h.seq >= next_seq_) queued_.push_back(std::move(message));
-    else links_.release(message);
+    if (op_ && h.seq == spec_.seq)
+        op_->on_message(std::move(message));
+    else if (h.seq >= next_seq_)
+        queued_.push_back(std::move(message));
+    else
+        links_.release(message);
 }
 
 // Starts the operation numbered next_seq_ once one of its messages has arrived: the message says
@@ -132,7 +134,8 @@ bool DedicatedAggregator::start_next() {
 
 void DedicatedAggregator::finish() {
     const std::string error = op_->error();
-    if (!error.empty()) std::cerr << "mpix_sparse: dedicated aggregator: operation " << spec_.seq << ": " << error << '\n';
+    if (!error.empty())
+        std::cerr << "mpix_sparse: dedicated aggregator: operation " << spec_.seq << ": " << error << '\n';
     op_.reset();
     ++next_seq_;
 }
@@ -158,8 +161,10 @@ void DedicatedAggregator::serve() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (!resources_.reap() && std::chrono::steady_clock::now() < deadline)
         if (!links_.progress()) links_.wait();
-    for (auto &m : resources_.draining) (void)m.release();
-    for (auto &p : resources_.draining_pieces) (void)p.release();
+    for (auto &m : resources_.draining)
+        (void)m.release();
+    for (auto &p : resources_.draining_pieces)
+        (void)p.release();
 }
 
 }  // namespace mpix::sparse::detail

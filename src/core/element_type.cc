@@ -22,8 +22,7 @@ std::optional<ElementType> element_type_of(MPI_Datatype datatype) {
     if (datatype == MPI_FLOAT) return ElementType::F32;
     if (datatype == MPI_DOUBLE) return ElementType::F64;
     if (datatype == MPI_INT || datatype == MPI_INT32_T) return ElementType::I32;
-    if (datatype == MPI_INT64_T || datatype == MPI_LONG_LONG || datatype == MPI_LONG_LONG_INT)
-        return ElementType::I64;
+    if (datatype == MPI_INT64_T || datatype == MPI_LONG_LONG || datatype == MPI_LONG_LONG_INT) return ElementType::I64;
     if (datatype == MPI_LONG) return long_type(false);
     if (datatype == MPI_UNSIGNED || datatype == MPI_UINT32_T) return ElementType::U32;
     if (datatype == MPI_UINT64_T || datatype == MPI_UNSIGNED_LONG_LONG) return ElementType::U64;

@@ -23,8 +23,12 @@ constexpr std::size_t element_size(ElementType t) {
     }
 }
 
-constexpr bool is_floating(ElementType t) { return t == ElementType::F32 || t == ElementType::F64; }
-constexpr bool is_unsigned(ElementType t) { return t == ElementType::U32 || t == ElementType::U64; }
+constexpr bool is_floating(ElementType t) {
+    return t == ElementType::F32 || t == ElementType::F64;
+}
+constexpr bool is_unsigned(ElementType t) {
+    return t == ElementType::U32 || t == ElementType::U64;
+}
 
 // Whether (type, op) has all-zero bytes as its identity and a kernel here. Floating types: SUM only
 // (+0.0 is the identity). Integers: SUM, BOR, BXOR, LOR, LXOR. Unsigned integers also MAX.

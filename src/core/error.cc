@@ -11,8 +11,7 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
     {ErrorId::NullBuffer, ErrorKind::Arg,
      "MPIX_Sparse: sendbuf or recvbuf is NULL (or MPI_IN_PLACE as recvbuf) while count > 0"},
     {ErrorId::NullDatatype, ErrorKind::Arg, "MPIX_Sparse: datatype is MPI_DATATYPE_NULL"},
-    {ErrorId::UnsupportedDatatype, ErrorKind::Arg,
-     "MPIX_Sparse: datatype is not committed or has no fixed size"},
+    {ErrorId::UnsupportedDatatype, ErrorKind::Arg, "MPIX_Sparse: datatype is not committed or has no fixed size"},
     {ErrorId::NullOp, ErrorKind::Arg, "MPIX_Sparse: op is MPI_OP_NULL"},
     {ErrorId::AliasedBuffers, ErrorKind::Arg,
      "MPIX_Sparse: sendbuf and recvbuf overlap; use MPI_IN_PLACE for an in-place reduction"},
@@ -20,13 +19,10 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
     {ErrorId::NullNewcomm, ErrorKind::Arg, "MPIX_Sparse: newcomm pointer is NULL"},
     {ErrorId::NullCommPointer, ErrorKind::Arg, "MPIX_Sparse: communicator pointer is NULL"},
     {ErrorId::NegativeNnz, ErrorKind::Arg, "MPIX_Sparse: nnz is negative"},
-    {ErrorId::IndexOutOfRange, ErrorKind::Arg,
-     "MPIX_Sparse: an index is negative or not smaller than count"},
-    {ErrorId::NullIndices, ErrorKind::Arg,
-     "MPIX_Sparse: indices or values is NULL while nnz > 0"},
+    {ErrorId::IndexOutOfRange, ErrorKind::Arg, "MPIX_Sparse: an index is negative or not smaller than count"},
+    {ErrorId::NullIndices, ErrorKind::Arg, "MPIX_Sparse: indices or values is NULL while nnz > 0"},
     {ErrorId::NullResult, ErrorKind::Arg, "MPIX_Sparse: result pointer is NULL"},
-    {ErrorId::NullVector, ErrorKind::Arg,
-     "MPIX_Sparse: sparse vector handle is NULL or was already freed"},
+    {ErrorId::NullVector, ErrorKind::Arg, "MPIX_Sparse: sparse vector handle is NULL or was already freed"},
     {ErrorId::CountTooLarge, ErrorKind::Arg,
      "MPIX_Sparse: count times the datatype size does not fit in this process's address space"},
     {ErrorId::CommNull, ErrorKind::Comm, "MPIX_Sparse: communicator is MPI_COMM_NULL"},
@@ -34,8 +30,7 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "MPIX_Sparse: communicator is not a valid communicator (freed or never created)"},
     {ErrorId::CommInter, ErrorKind::Comm,
      "MPIX_Sparse: intercommunicators are not supported; use an intracommunicator"},
-    {ErrorId::CommNotSparse, ErrorKind::Comm,
-     "MPIX_Sparse: communicator was not created by MPIX_Sparse_comm_create"},
+    {ErrorId::CommNotSparse, ErrorKind::Comm, "MPIX_Sparse: communicator was not created by MPIX_Sparse_comm_create"},
     {ErrorId::InfoBlockSize, ErrorKind::Info,
      "MPIX_Sparse: invalid value for mpix_sparse_block_size (MPIX_SPARSE_BLOCK_SIZE): expected an "
      "integer in [1, 1048576]"},
@@ -86,7 +81,9 @@ static_assert(table_is_ordered(), "kDescriptions must list ErrorIds in declarati
 
 }  // namespace
 
-const ErrorDescription &describe(ErrorId id) { return kDescriptions[static_cast<std::size_t>(id)]; }
+const ErrorDescription &describe(ErrorId id) {
+    return kDescriptions[static_cast<std::size_t>(id)];
+}
 
 Error::Error(ErrorId id, std::string detail) : id_(id), detail_(std::move(detail)) {
     what_ = describe(id).message;
@@ -97,6 +94,8 @@ Error::Error(ErrorId id, int mpi_code, std::string detail) : Error(id, std::move
     mpi_code_ = mpi_code;
 }
 
-void fail(ErrorId id, std::string detail) { throw Error(id, std::move(detail)); }
+void fail(ErrorId id, std::string detail) {
+    throw Error(id, std::move(detail));
+}
 
 }  // namespace mpix::sparse::detail

@@ -40,16 +40,20 @@ void register_error_classes() {
     if (r.registered) return;
     for (std::size_t k = 0; k < kKinds; ++k) {
         int cls = MPI_ERR_OTHER;
-        if (MPI_Add_error_class(&cls) != MPI_SUCCESS) cls = MPI_ERR_OTHER;
-        else MPI_Add_error_string(cls, const_cast<char *>(kind_message(static_cast<ErrorKind>(k))));
+        if (MPI_Add_error_class(&cls) != MPI_SUCCESS)
+            cls = MPI_ERR_OTHER;
+        else
+            MPI_Add_error_string(cls, const_cast<char *>(kind_message(static_cast<ErrorKind>(k))));
         r.classes[k] = cls;
     }
     for (std::size_t i = 0; i < kIds; ++i) {
         const ErrorDescription &d = describe(static_cast<ErrorId>(i));
         const int cls = r.classes[static_cast<std::size_t>(d.kind)];
         int code = cls;
-        if (MPI_Add_error_code(cls, &code) != MPI_SUCCESS) code = cls;
-        else MPI_Add_error_string(code, const_cast<char *>(d.message));
+        if (MPI_Add_error_code(cls, &code) != MPI_SUCCESS)
+            code = cls;
+        else
+            MPI_Add_error_string(code, const_cast<char *>(d.message));
         r.codes[i] = code;
     }
     r.registered = true;

@@ -11,9 +11,9 @@ namespace mpix::sparse::detail {
 struct Group {
     int size = 1;
     int rank = 0;
-    std::vector<int> workers;     // group ranks of the workers, in worker (= reduction) order
-    std::vector<int> aggregators; // group ranks of the aggregators, in shard order
-    bool dedicated = false;       // aggregators hold no data
+    std::vector<int> workers;      // group ranks of the workers, in worker (= reduction) order
+    std::vector<int> aggregators;  // group ranks of the aggregators, in shard order
+    bool dedicated = false;        // aggregators hold no data
 
     int my_worker() const { return index_of(workers, rank); }
     int my_aggregator() const { return index_of(aggregators, rank); }

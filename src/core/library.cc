@@ -67,10 +67,13 @@ int Library::on_finalize(MPI_Comm, int, void *attribute, void *) {
 void Library::shutdown() {
     // Release every communicator's state while MPI still works (their attribute delete callbacks run).
     std::vector<MPI_Comm> comms;
-    for (auto &[comm, state] : states_) comms.push_back(comm);
-    for (MPI_Comm comm : comms) MPI_Comm_delete_attr(comm, state_keyval_);
+    for (auto &[comm, state] : states_)
+        comms.push_back(comm);
+    for (MPI_Comm comm : comms)
+        MPI_Comm_delete_attr(comm, state_keyval_);
     states_.clear();
-    for (InboundMessage &m : unrouted_) ucx_->release(m);
+    for (InboundMessage &m : unrouted_)
+        ucx_->release(m);
     unrouted_.clear();
     ucx_.reset();
     agreement_.reset();
@@ -136,7 +139,9 @@ void Library::register_sink(std::uint32_t context, MessageSink *sink) {
     }
 }
 
-void Library::unregister_sink(std::uint32_t context) { sinks_.erase(context); }
+void Library::unregister_sink(std::uint32_t context) {
+    sinks_.erase(context);
+}
 
 void Library::route(InboundMessage &&message) {
     // Only the context is needed to route; the sink checks the rest and reports what is malformed to
@@ -149,9 +154,9 @@ void Library::route(InboundMessage &&message) {
     if (auto it = sinks_.find(context); it != sinks_.end()) {
         it->second->on_message(std::move(message));
     } else if (context >= next_context_) {
-        unrouted_.push_back(std::move(message)); // a context this rank is about to create
+        unrouted_.push_back(std::move(message));  // a context this rank is about to create
     } else {
-        ucx_->release(message); // a context already gone here
+        ucx_->release(message);  // a context already gone here
     }
 }
 
@@ -166,7 +171,8 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
     check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm), "MPI_Allgather");
     std::vector<int> displs(static_cast<std::size_t>(size), 0);
     for (int r = 1; r < size; ++r)
-        displs[static_cast<std::size_t>(r)] = displs[static_cast<std::size_t>(r) - 1] + lengths[static_cast<std::size_t>(r) - 1];
+        displs[static_cast<std::size_t>(r)] =
+            displs[static_cast<std::size_t>(r) - 1] + lengths[static_cast<std::size_t>(r) - 1];
     std::vector<char> all(static_cast<std::size_t>(displs.back() + lengths.back()));
     check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, comm),
               "MPI_Allgatherv");

@@ -67,7 +67,7 @@ class Library {
     std::unique_ptr<UcxWorker> ucx_;
     std::uint32_t next_context_ = 1;
     std::map<std::uint32_t, MessageSink *> sinks_;
-    std::deque<InboundMessage> unrouted_; // messages for contexts this rank has not created yet
+    std::deque<InboundMessage> unrouted_;  // messages for contexts this rank has not created yet
 };
 
 }  // namespace mpix::sparse::detail

@@ -58,8 +58,7 @@ void gather_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *in
     if (n == 0) return;
     for (std::size_t i = 0; i + 1 < n; ++i)
         copy_block(dst + i * block_bytes, src + (first_block + index[i]) * block_bytes, block_bytes);
-    copy_block(dst + (n - 1) * block_bytes, src + (first_block + index[n - 1]) * block_bytes,
-               last_bytes);
+    copy_block(dst + (n - 1) * block_bytes, src + (first_block + index[n - 1]) * block_bytes, last_bytes);
 }
 
 namespace {
@@ -69,7 +68,8 @@ template <std::size_t Bytes>
 void scatter_elements(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
                       std::uint64_t first) {
     std::byte *base = dst + first * Bytes;
-    for (std::size_t i = 0; i < n; ++i) std::memcpy(base + std::size_t{index[i]} * Bytes, src + i * Bytes, Bytes);
+    for (std::size_t i = 0; i < n; ++i)
+        std::memcpy(base + std::size_t{index[i]} * Bytes, src + i * Bytes, Bytes);
 }
 
 }  // namespace
@@ -81,8 +81,7 @@ void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *i
     if (block_bytes == 8 && last_bytes == 8) return scatter_elements<8>(dst, src, index, n, first_block);
     for (std::size_t i = 0; i + 1 < n; ++i)
         copy_block(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes, block_bytes);
-    copy_block(dst + (first_block + index[n - 1]) * block_bytes, src + (n - 1) * block_bytes,
-               last_bytes);
+    copy_block(dst + (first_block + index[n - 1]) * block_bytes, src + (n - 1) * block_bytes, last_bytes);
 }
 
 }  // namespace mpix::sparse::detail

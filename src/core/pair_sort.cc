@@ -7,7 +7,7 @@
 namespace mpix::sparse::detail {
 namespace {
 
-constexpr int kDigitBits = 11; // 2048 buckets: three passes cover 33 bits, enough for most vectors
+constexpr int kDigitBits = 11;  // 2048 buckets: three passes cover 33 bits, enough for most vectors
 
 // Stable LSD radix sort of `order` by keys; keys only use `bits` bits.
 void radix_sort(PairSortScratch &s, std::size_t n, int bits) {
@@ -17,7 +17,8 @@ void radix_sort(PairSortScratch &s, std::size_t n, int bits) {
     for (int shift = 0; shift < bits; shift += kDigitBits) {
         std::fill(counts.begin(), counts.end(), 0);
         const std::uint64_t mask = (std::uint64_t{1} << kDigitBits) - 1;
-        for (std::size_t i = 0; i < n; ++i) ++counts[(s.keys[i] >> shift) & mask];
+        for (std::size_t i = 0; i < n; ++i)
+            ++counts[(s.keys[i] >> shift) & mask];
         std::size_t sum = 0;
         for (std::size_t &c : counts) {
             const std::size_t here = c;
@@ -50,7 +51,8 @@ bool sort_pairs(const std::int64_t *indices, const std::byte *values, std::size_
     // Positions travel as uint32: the caller limits nnz to 2^32 - 1.
     s.keys.resize(nnz);
     s.order.resize(nnz);
-    for (std::size_t i = 0; i < nnz; ++i) s.keys[i] = static_cast<std::uint64_t>(indices[i]);
+    for (std::size_t i = 0; i < nnz; ++i)
+        s.keys[i] = static_cast<std::uint64_t>(indices[i]);
     std::iota(s.order.begin(), s.order.end(), 0u);
     const int bits = count <= 1 ? 1 : 64 - __builtin_clzll(count - 1);
     radix_sort(s, nnz, bits);

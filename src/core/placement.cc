@@ -23,11 +23,14 @@ std::vector<int> node_of_ranks(MPI_Comm comm) {
     rc = MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allgather");
     std::map<int, int> index;
-    for (int l : leaders) index.emplace(l, 0);
+    for (int l : leaders)
+        index.emplace(l, 0);
     int n = 0;
-    for (auto &[l, i] : index) i = n++;
+    for (auto &[l, i] : index)
+        i = n++;
     std::vector<int> node(static_cast<std::size_t>(size));
-    for (int r = 0; r < size; ++r) node[static_cast<std::size_t>(r)] = index[leaders[static_cast<std::size_t>(r)]];
+    for (int r = 0; r < size; ++r)
+        node[static_cast<std::size_t>(r)] = index[leaders[static_cast<std::size_t>(r)]];
     return node;
 }
 
@@ -35,7 +38,8 @@ std::vector<int> choose_aggregators(const std::vector<int> &node, int count, Pla
     const int size = static_cast<int>(node.size());
     std::vector<int> chosen;
     if (placement == Placement::Packed) {
-        for (int r = 0; r < count && r < size; ++r) chosen.push_back(r);
+        for (int r = 0; r < count && r < size; ++r)
+            chosen.push_back(r);
         return chosen;
     }
     // Spread: order ranks by (position within their node, node), then take the first `count`.
@@ -46,7 +50,8 @@ std::vector<int> choose_aggregators(const std::vector<int> &node, int count, Pla
         order.push_back({{seen_on_node[n]++, n}, r});
     }
     std::sort(order.begin(), order.end());
-    for (int i = 0; i < count && i < size; ++i) chosen.push_back(order[static_cast<std::size_t>(i)].second);
+    for (int i = 0; i < count && i < size; ++i)
+        chosen.push_back(order[static_cast<std::size_t>(i)].second);
     // Shards follow rank order, so neighbouring blocks are not all on one node by accident of order.
     std::sort(chosen.begin(), chosen.end());
     return chosen;

@@ -53,8 +53,10 @@ CostFeatures cost_features(const Demand &d) {
     f.dense[0] = 1.0;
     f.dense[1] = 2.0 * (P - 1) / P * N / kNsPerUs;
     double busiest;
-    if (d.dedicated) busiest = bb * std::max(S / A + (U / A) * P, D + U);
-    else busiest = bb * (D * (A - 1) / A + (S / A) * (P - 1) / P + (U / A) * (P - 1) + U * (A - 1) / A);
+    if (d.dedicated)
+        busiest = bb * std::max(S / A + (U / A) * P, D + U);
+    else
+        busiest = bb * (D * (A - 1) / A + (S / A) * (P - 1) / P + (U / A) * (P - 1) + U * (A - 1) / A);
     // Messages travel as dense runs (no copy) only when whole runs of blocks are present; with any
     // gaps in a dense-ish union, contributions are gathered and results placed block by block.
     const bool union_full = U >= 0.999 * blocks && D >= 0.999 * blocks;
@@ -71,8 +73,8 @@ CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
     const CostFeatures f = cost_features(d);
     CostEstimate e;
     e.union_blocks = f.union_blocks;
-    e.dense_us = c.dense_alpha_us * f.dense[0] +
-                 dense_ns_per_byte(c, static_cast<double>(d.layout.total_bytes())) * f.dense[1];
+    e.dense_us =
+        c.dense_alpha_us * f.dense[0] + dense_ns_per_byte(c, static_cast<double>(d.layout.total_bytes())) * f.dense[1];
     e.aggregator_us =
         c.sparse_alpha_us * f.aggregator[0] + c.sparse_beta_ns * f.aggregator[1] + c.sparse_copy_ns * f.aggregator[2];
     e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1];
@@ -91,13 +93,13 @@ std::vector<std::uint64_t> balance_shards(const Demand &d) {
         const std::uint64_t lo = j * d.bin_width;
         if (lo >= blocks) break;
         const std::uint64_t width = std::min(d.bin_width, blocks - lo);
-        const double w = static_cast<double>(d.bins[j].sum) +
-                         (d.workers - 1) * estimated_union(d.bins[j], width);
+        const double w = static_cast<double>(d.bins[j].sum) + (d.workers - 1) * estimated_union(d.bins[j], width);
         work.push_back(w);
         total += w;
     }
     if (total <= 0) {
-        for (std::size_t a = 1; a < A; ++a) bounds[a] = blocks * a / A;
+        for (std::size_t a = 1; a < A; ++a)
+            bounds[a] = blocks * a / A;
         return bounds;
     }
     // Cut at equal shares of the cumulative work, interpolating inside a bin (work assumed uniform
@@ -106,7 +108,8 @@ std::vector<std::uint64_t> balance_shards(const Demand &d) {
     double before = 0;
     for (std::size_t a = 1; a < A; ++a) {
         const double target = total * static_cast<double>(a) / static_cast<double>(A);
-        while (j < work.size() && before + work[j] < target) before += work[j++];
+        while (j < work.size() && before + work[j] < target)
+            before += work[j++];
         std::uint64_t cut = blocks;
         if (j < work.size()) {
             const std::uint64_t lo = j * d.bin_width;

@@ -18,11 +18,11 @@ enum class Algorithm : int { Dense = 0, Aggregator = 1, Allgather = 2 };
 struct Demand {
     int workers = 1;
     int aggregators = 1;
-    bool dedicated = false; // aggregators hold no data
+    bool dedicated = false;  // aggregators hold no data
     BlockLayout layout;
-    std::uint64_t nonzero_sum = 0; // blocks with data, summed over workers
-    std::uint64_t nonzero_max = 0; // the most any worker has
-    std::vector<SumMax> bins;      // blocks with data per bin of bin_width blocks: sum and max
+    std::uint64_t nonzero_sum = 0;  // blocks with data, summed over workers
+    std::uint64_t nonzero_max = 0;  // the most any worker has
+    std::vector<SumMax> bins;       // blocks with data per bin of bin_width blocks: sum and max
     std::uint64_t bin_width = 1;
 };
 
@@ -49,8 +49,8 @@ double dense_ns_per_byte(const CostParams &cost, double bytes);
 
 struct Plan {
     Algorithm algorithm = Algorithm::Dense;
-    std::vector<std::uint64_t> shard_bounds; // aggregators + 1 entries (aggregator algorithm)
-    std::uint64_t max_contribution = 0;      // most blocks any worker has (allgather sizing)
+    std::vector<std::uint64_t> shard_bounds;  // aggregators + 1 entries (aggregator algorithm)
+    std::uint64_t max_contribution = 0;       // most blocks any worker has (allgather sizing)
     CostEstimate cost;
 };
 

@@ -10,8 +10,12 @@ namespace mpix::sparse::detail {
 namespace {
 
 struct SumOp {
-    template <class T> static T init(T x) { return x; }
-    template <class T> static T combine(T a, T x) {
+    template <class T>
+    static T init(T x) {
+        return x;
+    }
+    template <class T>
+    static T combine(T a, T x) {
         // Signed overflow wraps as MPI implementations do, without undefined behaviour.
         if constexpr (std::is_integral_v<T>) {
             using U = std::make_unsigned_t<T>;
@@ -22,24 +26,54 @@ struct SumOp {
     }
 };
 struct BorOp {
-    template <class T> static T init(T x) { return x; }
-    template <class T> static T combine(T a, T x) { return a | x; }
+    template <class T>
+    static T init(T x) {
+        return x;
+    }
+    template <class T>
+    static T combine(T a, T x) {
+        return a | x;
+    }
 };
 struct BxorOp {
-    template <class T> static T init(T x) { return x; }
-    template <class T> static T combine(T a, T x) { return a ^ x; }
+    template <class T>
+    static T init(T x) {
+        return x;
+    }
+    template <class T>
+    static T combine(T a, T x) {
+        return a ^ x;
+    }
 };
 struct LorOp {
-    template <class T> static T init(T x) { return static_cast<T>(x != 0); }
-    template <class T> static T combine(T a, T x) { return static_cast<T>((a != 0) | (x != 0)); }
+    template <class T>
+    static T init(T x) {
+        return static_cast<T>(x != 0);
+    }
+    template <class T>
+    static T combine(T a, T x) {
+        return static_cast<T>((a != 0) | (x != 0));
+    }
 };
 struct LxorOp {
-    template <class T> static T init(T x) { return static_cast<T>(x != 0); }
-    template <class T> static T combine(T a, T x) { return static_cast<T>((a != 0) ^ (x != 0)); }
+    template <class T>
+    static T init(T x) {
+        return static_cast<T>(x != 0);
+    }
+    template <class T>
+    static T combine(T a, T x) {
+        return static_cast<T>((a != 0) ^ (x != 0));
+    }
 };
 struct MaxOp {
-    template <class T> static T init(T x) { return x; }
-    template <class T> static T combine(T a, T x) { return a < x ? x : a; }
+    template <class T>
+    static T init(T x) {
+        return x;
+    }
+    template <class T>
+    static T combine(T a, T x) {
+        return a < x ? x : a;
+    }
 };
 
 // Element loops over __restrict pointers copied through memcpy-safe typed access: user buffers are
@@ -48,7 +82,8 @@ template <class T, class Op>
 void init_elems(std::byte *acc, const std::byte *x, std::size_t n) {
     T *__restrict a = reinterpret_cast<T *>(acc);
     const T *__restrict v = reinterpret_cast<const T *>(x);
-    for (std::size_t i = 0; i < n; ++i) a[i] = Op::init(v[i]);
+    for (std::size_t i = 0; i < n; ++i)
+        a[i] = Op::init(v[i]);
 }
 
 template <class T, class Op>
@@ -57,13 +92,13 @@ void combine_elems(std::byte *acc, const std::byte *x, std::size_t n) {
     const T *v = reinterpret_cast<const T *>(x);
     // acc may alias x exactly (in-place aggregation reads and writes the same slot); element-wise
     // access keeps that correct while letting the compiler vectorize.
-    for (std::size_t i = 0; i < n; ++i) a[i] = Op::combine(a[i], v[i]);
+    for (std::size_t i = 0; i < n; ++i)
+        a[i] = Op::combine(a[i], v[i]);
 }
 
 template <class T, class Op>
 void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, const std::uint32_t *index,
-                std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems,
-                std::size_t stride) {
+                std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems, std::size_t stride) {
     T *a = reinterpret_cast<T *>(acc);
     const T *v = reinterpret_cast<const T *>(data);
     if (stride == 1) {
@@ -81,21 +116,18 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
         return;
     }
     for (std::size_t i = 0; i < nblocks; ++i) {
-        const std::size_t slot =
-            static_cast<std::size_t>((index ? std::int64_t{index[i]} : std::int64_t(i)) + shift);
+        const std::size_t slot = static_cast<std::size_t>((index ? std::int64_t{index[i]} : std::int64_t(i)) + shift);
         T *out = a + slot * stride;
         const T *in = v + i * stride;
         if (counts[slot]++ == 0) {
             touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
-            if (out != in) init_elems<T, Op>(reinterpret_cast<std::byte *>(out),
-                                             reinterpret_cast<const std::byte *>(in), elems);
+            if (out != in)
+                init_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
             else if constexpr (!std::is_same_v<Op, SumOp> && !std::is_same_v<Op, BorOp> &&
                                !std::is_same_v<Op, BxorOp> && !std::is_same_v<Op, MaxOp>)
-                init_elems<T, Op>(reinterpret_cast<std::byte *>(out),
-                                  reinterpret_cast<const std::byte *>(in), elems);
+                init_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
         } else {
-            combine_elems<T, Op>(reinterpret_cast<std::byte *>(out),
-                                 reinterpret_cast<const std::byte *>(in), elems);
+            combine_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
         }
     }
 }
@@ -103,7 +135,8 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
 template <class T>
 void finish_partial_float(std::byte *slot, std::size_t elems) {
     T *a = reinterpret_cast<T *>(slot);
-    for (std::size_t i = 0; i < elems; ++i) a[i] = a[i] + T(0);
+    for (std::size_t i = 0; i < elems; ++i)
+        a[i] = a[i] + T(0);
 }
 
 template <class T, class Op>
@@ -133,8 +166,7 @@ constexpr ReduceKernels make_kernels() {
     ReduceKernels k{};
     k.accumulate = &accumulate<T, Op>;
     k.finish_partial = nullptr;
-    if constexpr (std::is_floating_point_v<T> && std::is_same_v<Op, SumOp>)
-        k.finish_partial = &finish_partial_float<T>;
+    if constexpr (std::is_floating_point_v<T> && std::is_same_v<Op, SumOp>) k.finish_partial = &finish_partial_float<T>;
     k.init = &init_elems<T, Op>;
     k.combine = &combine_elems<T, Op>;
     k.collect_elements = &collect_elements<T, Op>;
@@ -143,8 +175,8 @@ constexpr ReduceKernels make_kernels() {
 
 template <class T>
 constexpr std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)> kernels_of_type() {
-    return {make_kernels<T, SumOp>(),  make_kernels<T, BorOp>(),  make_kernels<T, BxorOp>(),
-            make_kernels<T, LorOp>(),  make_kernels<T, LxorOp>(), make_kernels<T, MaxOp>()};
+    return {make_kernels<T, SumOp>(), make_kernels<T, BorOp>(),  make_kernels<T, BxorOp>(),
+            make_kernels<T, LorOp>(), make_kernels<T, LxorOp>(), make_kernels<T, MaxOp>()};
 }
 
 // Bitwise and logical ops are not defined on floating types: their rows stay empty (never selected,
@@ -157,9 +189,8 @@ constexpr std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)> 
 
 const std::array<std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)>,
                  static_cast<std::size_t>(ElementType::Count_)>
-    kKernels{float_kernels<float>(),          float_kernels<double>(),
-             kernels_of_type<std::int32_t>(), kernels_of_type<std::int64_t>(),
-             kernels_of_type<std::uint32_t>(), kernels_of_type<std::uint64_t>()};
+    kKernels{float_kernels<float>(),          float_kernels<double>(),          kernels_of_type<std::int32_t>(),
+             kernels_of_type<std::int64_t>(), kernels_of_type<std::uint32_t>(), kernels_of_type<std::uint64_t>()};
 
 }  // namespace
 

@@ -27,8 +27,8 @@ struct ReduceKernels {
     void (*finish_partial)(std::byte *slot, std::size_t elems);
     // After a window of `span` one-element slots: lists the touched slots in ascending order into
     // union_out (returning how many), finishes partial ones, and clears their counts and marks.
-    std::size_t (*collect_elements)(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched,
-                                    std::size_t span, std::uint32_t contributors, std::uint32_t *union_out);
+    std::size_t (*collect_elements)(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, std::size_t span,
+                                    std::uint32_t contributors, std::uint32_t *union_out);
     // acc[i] = init(x[i]) and acc[i] = op(acc[i], x[i]) over n elements: duplicates and allgather.
     void (*init)(std::byte *acc, const std::byte *x, std::size_t n);
     void (*combine)(std::byte *acc, const std::byte *x, std::size_t n);

@@ -47,8 +47,7 @@ class Transport {
 
     // Sends header + payload to `peer` (a rank of the group that the links were made for). The
     // payload must stay untouched until `done` drops back. Bytes are added to *bytes_sent.
-    virtual void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes,
-                      Completion &done) = 0;
+    virtual void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) = 0;
     // Moves a rendezvous payload into dest (message.bytes long); `done` tracks it.
     virtual void fetch(InboundMessage &message, void *dest, Completion &done) = 0;
     // Gives back a message's resources (eager data, or an unwanted rendezvous payload).

@@ -25,8 +25,7 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes) {
     // Packed block numbers are 32-bit offsets from begin; a message without blocks may cover more.
     if (h.nblocks > 0 && !(h.flags & kDenseRun) && h.end - h.begin > 0xffffffffu) return "packed range too long";
     if (h.flags & kDenseRun) {
-        if (h.first < h.begin || h.first > h.end || h.nblocks > h.end - h.first)
-            return "dense run outside the range";
+        if (h.first < h.begin || h.first > h.end || h.nblocks > h.end - h.first) return "dense run outside the range";
     }
     return nullptr;
 }
@@ -58,8 +57,8 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
         if (idx[i] >= span) return "block number outside the range";
         if (i > 0 && idx[i] <= idx[i - 1]) return "block numbers not ascending";
     }
-    const std::size_t data_bytes = static_cast<std::size_t>(h.nblocks - 1) * layout.block_bytes() +
-                                   layout.bytes_of(h.begin + idx[h.nblocks - 1]);
+    const std::size_t data_bytes =
+        static_cast<std::size_t>(h.nblocks - 1) * layout.block_bytes() + layout.bytes_of(h.begin + idx[h.nblocks - 1]);
     if (data_bytes + index_bytes != payload_bytes) return "packed payload has wrong length";
     view->first = h.begin;
     view->n = h.nblocks;

@@ -19,7 +19,7 @@ namespace mpix::sparse::detail {
 
 enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 3 };
 
-inline constexpr std::uint32_t kWireMagic = 0x4d505831; // "MPX1"
+inline constexpr std::uint32_t kWireMagic = 0x4d505831;  // "MPX1"
 inline constexpr std::uint8_t kDenseRun = 1;
 inline constexpr std::uint8_t kPresence = 2;
 
@@ -29,18 +29,18 @@ struct WireHeader {
     std::uint8_t flags = 0;
     std::uint8_t elem_type = 0;
     std::uint8_t reduce_op = 0;
-    std::uint32_t context = 0;     // which sparse communicator
-    std::uint32_t sender = 0;      // worker index (Contribution, Goodbye) or aggregator index
-    std::uint32_t block_elems = 0; // elements per block
-    std::uint32_t num_workers = 0; // contributors of the operation
-    std::uint64_t seq = 0;         // operation number on the communicator
-    std::uint64_t count = 0;       // elements of the whole vector
-    std::uint64_t shard_lo = 0;    // the aggregator's shard [shard_lo, shard_hi), in blocks
+    std::uint32_t context = 0;      // which sparse communicator
+    std::uint32_t sender = 0;       // worker index (Contribution, Goodbye) or aggregator index
+    std::uint32_t block_elems = 0;  // elements per block
+    std::uint32_t num_workers = 0;  // contributors of the operation
+    std::uint64_t seq = 0;          // operation number on the communicator
+    std::uint64_t count = 0;        // elements of the whole vector
+    std::uint64_t shard_lo = 0;     // the aggregator's shard [shard_lo, shard_hi), in blocks
     std::uint64_t shard_hi = 0;
-    std::uint64_t begin = 0;       // covered blocks [begin, end)
+    std::uint64_t begin = 0;  // covered blocks [begin, end)
     std::uint64_t end = 0;
-    std::uint64_t first = 0;       // dense run: first block carried
-    std::uint64_t nblocks = 0;     // blocks carried
+    std::uint64_t first = 0;    // dense run: first block carried
+    std::uint64_t nblocks = 0;  // blocks carried
 };
 static_assert(sizeof(WireHeader) == 88, "WireHeader layout is part of the wire protocol");
 
@@ -51,11 +51,11 @@ inline std::size_t presence_bytes(std::uint64_t nblocks) {
 // A message's blocks, located inside its (checked) payload.
 struct MessageView {
     bool dense = false;
-    std::uint64_t first = 0;                // dense: first block of the run; packed: `begin`
-    std::uint64_t n = 0;                    // dense: run length; packed: blocks listed
-    const std::byte *data = nullptr;        // block data
-    const std::uint32_t *index = nullptr;   // packed: block numbers relative to first
-    const std::uint32_t *presence = nullptr; // dense with kPresence: bit i = block first+i is there
+    std::uint64_t first = 0;                  // dense: first block of the run; packed: `begin`
+    std::uint64_t n = 0;                      // dense: run length; packed: blocks listed
+    const std::byte *data = nullptr;          // block data
+    const std::uint32_t *index = nullptr;     // packed: block numbers relative to first
+    const std::uint32_t *presence = nullptr;  // dense with kPresence: bit i = block first+i is there
 };
 
 // Checks that do not need the payload: magic, kind, ranges inside the vector and the shard, block

@@ -35,7 +35,8 @@ inline bool everywhere(bool ok, MPI_Comm comm = MPI_COMM_WORLD) {
 inline std::uint64_t digest(const void *p, std::size_t n) {
     const auto *b = static_cast<const unsigned char *>(p);
     std::uint64_t h = 1469598103934665603ull;
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    for (std::size_t i = 0; i < n; ++i)
+        h = (h ^ b[i]) * 1099511628211ull;
     return h;
 }
 
@@ -56,11 +57,16 @@ struct TypeCase {
 
 // Every MPI type of the sparse path, with the element type its bytes follow.
 inline std::vector<TypeCase> sparse_types() {
-    return {{MPI_FLOAT, ElementType::F32, "MPI_FLOAT"},       {MPI_DOUBLE, ElementType::F64, "MPI_DOUBLE"},
-            {MPI_INT, ElementType::I32, "MPI_INT"},           {MPI_INT32_T, ElementType::I32, "MPI_INT32_T"},
-            {MPI_INT64_T, ElementType::I64, "MPI_INT64_T"},   {MPI_LONG, ElementType::I64, "MPI_LONG"},
-            {MPI_LONG_LONG, ElementType::I64, "MPI_LONG_LONG"}, {MPI_UNSIGNED, ElementType::U32, "MPI_UNSIGNED"},
-            {MPI_UINT32_T, ElementType::U32, "MPI_UINT32_T"}, {MPI_UINT64_T, ElementType::U64, "MPI_UINT64_T"}};
+    return {{MPI_FLOAT, ElementType::F32, "MPI_FLOAT"},
+            {MPI_DOUBLE, ElementType::F64, "MPI_DOUBLE"},
+            {MPI_INT, ElementType::I32, "MPI_INT"},
+            {MPI_INT32_T, ElementType::I32, "MPI_INT32_T"},
+            {MPI_INT64_T, ElementType::I64, "MPI_INT64_T"},
+            {MPI_LONG, ElementType::I64, "MPI_LONG"},
+            {MPI_LONG_LONG, ElementType::I64, "MPI_LONG_LONG"},
+            {MPI_UNSIGNED, ElementType::U32, "MPI_UNSIGNED"},
+            {MPI_UINT32_T, ElementType::U32, "MPI_UINT32_T"},
+            {MPI_UINT64_T, ElementType::U64, "MPI_UINT64_T"}};
 }
 
 // A communicator configured through MPI_Info keys; freed on destruction.
@@ -69,7 +75,8 @@ class SparseComm {
     SparseComm(MPI_Comm parent, std::vector<std::pair<std::string, std::string>> keys) {
         MPI_Info info;
         MPI_Info_create(&info);
-        for (auto &[k, v] : keys) MPI_Info_set(info, k.c_str(), v.c_str());
+        for (auto &[k, v] : keys)
+            MPI_Info_set(info, k.c_str(), v.c_str());
         rc_ = MPIX_Sparse_comm_create(parent, info, &comm_);
         MPI_Info_free(&info);
         if (comm_ != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);

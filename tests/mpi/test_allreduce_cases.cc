@@ -14,8 +14,8 @@ namespace mpix::sparse::detail::testing {
 namespace {
 
 // A float vector with exactly the blocks `on` set to small integers (rank-dependent).
-std::vector<float> sparse_floats(std::size_t count, std::uint32_t block, double density, Pattern p, int rank,
-                                 int ranks, unsigned seed) {
+std::vector<float> sparse_floats(std::size_t count, std::uint32_t block, double density, Pattern p, int rank, int ranks,
+                                 unsigned seed) {
     const auto on = block_pattern(p, (count + block - 1) / block, density, rank, ranks, seed);
     auto bytes = make_vector(ElementType::F32, count, block, on, seed + static_cast<unsigned>(rank));
     std::vector<float> v(count);
@@ -42,7 +42,7 @@ TEST(AllreduceCases, SubCommunicatorsInterleavedWithWorld) {
     MPI_Comm halves;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
     MPI_Comm reversed;
-    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed); // same group, other rank order
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);  // same group, other rank order
     SparseComm forced(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
     for (int round = 0; round < 6; ++round) {
         for (MPI_Comm c : {halves, reversed, forced.get(), MPI_COMM_WORLD}) {
@@ -52,9 +52,9 @@ TEST(AllreduceCases, SubCommunicatorsInterleavedWithWorld) {
             auto in = sparse_floats(200000 + static_cast<std::size_t>(round), 256, 0.02, Pattern::Random, crank, csize,
                                     static_cast<unsigned>(round) + 11);
             std::vector<float> out(in.size());
-            EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT,
-                                            MPI_SUM, c),
-                      MPI_SUCCESS);
+            EXPECT_EQ(
+                MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM, c),
+                MPI_SUCCESS);
             EXPECT_EQ(out, reference(in, c)) << "round " << round;
         }
     }
@@ -72,7 +72,8 @@ TEST(AllreduceCases, ThousandsOfCallsInARow) {
     int failures = 0;
     const int calls = scaled(3000);
     for (int i = 0; i < calls; ++i) {
-        if (MPIX_Sparse_allreduce(in.data(), out.data(), 8192, MPI_FLOAT, MPI_SUM, comm.get()) != MPI_SUCCESS) ++failures;
+        if (MPIX_Sparse_allreduce(in.data(), out.data(), 8192, MPI_FLOAT, MPI_SUM, comm.get()) != MPI_SUCCESS)
+            ++failures;
         if (i % 250 == 0 && out != want) ++failures;
     }
     EXPECT_EQ(failures, 0);
@@ -130,7 +131,7 @@ TEST(AllreduceCases, OnePercentDensitySendsASmallFractionOfTheBuffer) {
     if (size == 1) GTEST_SKIP() << "nothing travels on one rank";
     for (const char *algorithm : {"auto", "aggregator"}) {
         SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", algorithm}});
-        const std::size_t count = std::size_t{1} << 22; // 16 MiB of floats
+        const std::size_t count = std::size_t{1} << 22;  // 16 MiB of floats
         auto in = sparse_floats(count, 256, 0.01, Pattern::Random, rank, size, 21);
         std::vector<float> out(count);
         MPIX_Sparse_stats_reset(comm.get());
@@ -161,7 +162,8 @@ TEST(AllreduceCases, InPlaceEqualsOutOfPlaceBitwise) {
     // Fractional values: the summation order matters, and must be the same both ways and on all ranks.
     std::vector<double> in(300000, 0.0);
     std::mt19937_64 rng(static_cast<unsigned>(rank) + 40);
-    for (std::size_t i = 0; i < in.size(); i += 7) in[i] = std::uniform_real_distribution<double>(-1, 1)(rng);
+    for (std::size_t i = 0; i < in.size(); i += 7)
+        in[i] = std::uniform_real_distribution<double>(-1, 1)(rng);
     std::vector<double> out(in.size()), inplace = in;
     ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_DOUBLE, MPI_SUM,
                                     comm.get()),
@@ -180,7 +182,8 @@ TEST(AllreduceCases, InPlaceEqualsOutOfPlaceBitwise) {
     // And close to MPI_Allreduce, which sums in another order.
     std::vector<double> ref(in.size());
     MPI_Allreduce(in.data(), ref.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    for (std::size_t i = 0; i < in.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-12) << i;
+    for (std::size_t i = 0; i < in.size(); ++i)
+        ASSERT_NEAR(out[i], ref[i], 1e-12) << i;
     (void)size;
 }
 
@@ -191,9 +194,9 @@ TEST(AllreduceCases, FreedCommunicatorReleasesItsState) {
     in[world_rank()] = 1;
     ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 100000, MPI_INT, MPI_SUM, dup), MPI_SUCCESS);
     EXPECT_EQ(stats_of(dup).calls, 1);
-    MPI_Comm_free(&dup); // the attribute's delete callback releases the library's state
+    MPI_Comm_free(&dup);  // the attribute's delete callback releases the library's state
     MPI_Comm again;
-    MPI_Comm_dup(MPI_COMM_WORLD, &again); // may reuse the handle value: must start from zero
+    MPI_Comm_dup(MPI_COMM_WORLD, &again);  // may reuse the handle value: must start from zero
     EXPECT_EQ(stats_of(again).calls, 0);
     ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 100000, MPI_INT, MPI_SUM, again), MPI_SUCCESS);
     EXPECT_EQ(std::accumulate(out.begin(), out.end(), 0), world_size());

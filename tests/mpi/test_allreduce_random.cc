@@ -21,7 +21,7 @@ struct OpCase {
     const char *name;
 };
 
-const OpCase kOps[] = {{MPI_SUM, ReduceOp::Sum, "SUM"},   {MPI_BOR, ReduceOp::Bor, "BOR"},
+const OpCase kOps[] = {{MPI_SUM, ReduceOp::Sum, "SUM"},    {MPI_BOR, ReduceOp::Bor, "BOR"},
                        {MPI_BXOR, ReduceOp::Bxor, "BXOR"}, {MPI_LOR, ReduceOp::Lor, "LOR"},
                        {MPI_LXOR, ReduceOp::Lxor, "LXOR"}, {MPI_MAX, ReduceOp::Max, "MAX"}};
 
@@ -60,9 +60,8 @@ struct Case {
 
     std::string describe() const {
         std::ostringstream s;
-        s << type.name << " " << op.name << " count=" << count << " density=" << density << " "
-          << name_of(pattern) << (in_place ? " in-place" : "") << " algorithm=" << algorithm << " block=" << block
-          << " seed=" << seed;
+        s << type.name << " " << op.name << " count=" << count << " density=" << density << " " << name_of(pattern)
+          << (in_place ? " in-place" : "") << " algorithm=" << algorithm << " block=" << block << " seed=" << seed;
         return s.str();
     }
 };
@@ -73,18 +72,21 @@ void check_case(const Case &c, CommCache &comms) {
     const std::size_t elem = element_size(c.type.type);
     const std::uint64_t blocks = (c.count + c.block - 1) / c.block;
     const auto on = block_pattern(c.pattern, blocks, c.density, rank, size, c.seed);
-    std::vector<std::byte> input = make_vector(c.type.type, c.count, c.block, on, c.seed * 977 + static_cast<unsigned>(rank));
+    std::vector<std::byte> input =
+        make_vector(c.type.type, c.count, c.block, on, c.seed * 977 + static_cast<unsigned>(rank));
     std::vector<std::byte> expected(input.size() + 1), ours(input.size() + 1, std::byte{0x5c});
-    ASSERT_EQ(MPI_Allreduce(input.data(), expected.data(), static_cast<int>(c.count), c.type.mpi, c.op.mpi,
-                            MPI_COMM_WORLD),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Allreduce(input.data(), expected.data(), static_cast<int>(c.count), c.type.mpi, c.op.mpi, MPI_COMM_WORLD),
+        MPI_SUCCESS);
     MPI_Comm comm = comms.get(c.algorithm, c.block);
     int rc;
     if (c.in_place) {
         std::memcpy(ours.data(), input.data(), input.size());
-        rc = MPIX_Sparse_allreduce(MPI_IN_PLACE, ours.data(), static_cast<MPI_Count>(c.count), c.type.mpi, c.op.mpi, comm);
+        rc = MPIX_Sparse_allreduce(MPI_IN_PLACE, ours.data(), static_cast<MPI_Count>(c.count), c.type.mpi, c.op.mpi,
+                                   comm);
     } else {
-        rc = MPIX_Sparse_allreduce(input.data(), ours.data(), static_cast<MPI_Count>(c.count), c.type.mpi, c.op.mpi, comm);
+        rc = MPIX_Sparse_allreduce(input.data(), ours.data(), static_cast<MPI_Count>(c.count), c.type.mpi, c.op.mpi,
+                                   comm);
     }
     EXPECT_EQ(rc, MPI_SUCCESS);
     const std::vector<std::byte> got(ours.begin(), ours.begin() + static_cast<std::ptrdiff_t>(input.size()));
@@ -94,17 +96,20 @@ void check_case(const Case &c, CommCache &comms) {
     EXPECT_EQ(ours.back(), std::byte{0x5c}) << "wrote past the end of recvbuf";
     EXPECT_TRUE(same_on_all_ranks(got.data(), got.size(), MPI_COMM_WORLD));
     const MPIX_Sparse_stats s = stats_of(comm);
-    int expected_algorithm = -1; // auto: any
-    if (c.algorithm == "dense" || size == 1 || c.count == 0) expected_algorithm = MPIX_SPARSE_ALGORITHM_DENSE;
-    else if (c.algorithm == "aggregator") expected_algorithm = MPIX_SPARSE_ALGORITHM_AGGREGATOR;
-    else if (c.algorithm == "allgather") expected_algorithm = MPIX_SPARSE_ALGORITHM_ALLGATHER;
+    int expected_algorithm = -1;  // auto: any
+    if (c.algorithm == "dense" || size == 1 || c.count == 0)
+        expected_algorithm = MPIX_SPARSE_ALGORITHM_DENSE;
+    else if (c.algorithm == "aggregator")
+        expected_algorithm = MPIX_SPARSE_ALGORITHM_AGGREGATOR;
+    else if (c.algorithm == "allgather")
+        expected_algorithm = MPIX_SPARSE_ALGORITHM_ALLGATHER;
     if (expected_algorithm >= 0) {
         EXPECT_EQ(s.last_algorithm, expected_algorithm);
     }
 }
 
 TEST(AllreduceRandomized, MatchesMpiAllreduce) {
-    std::mt19937_64 rng(77); // the same sequence on every rank: cases are collective
+    std::mt19937_64 rng(77);  // the same sequence on every rank: cases are collective
     CommCache comms;
     const auto types = sparse_types();
     const std::uint64_t counts[] = {0, 1, 5, 255, 256, 257, 1000, 4099, 65536, 100003, 300000};
@@ -149,13 +154,14 @@ TEST(AllreduceRandomized, OutsideTheSparsePathFallsBackToDense) {
         MPI_Op op;
         std::size_t size;
     };
-    const Fallback cases[] = {{MPI_FLOAT, MPI_MAX, 4}, {MPI_INT, MPI_PROD, 4}, {MPI_SHORT, MPI_SUM, 2},
-                              {MPI_DOUBLE, MPI_MIN, 8}, {MPI_INT, MPI_MAX, 4}, {MPI_UNSIGNED_CHAR, MPI_BAND, 1}};
+    const Fallback cases[] = {{MPI_FLOAT, MPI_MAX, 4},  {MPI_INT, MPI_PROD, 4}, {MPI_SHORT, MPI_SUM, 2},
+                              {MPI_DOUBLE, MPI_MIN, 8}, {MPI_INT, MPI_MAX, 4},  {MPI_UNSIGNED_CHAR, MPI_BAND, 1}};
     for (const Fallback &f : cases) {
         const int count = 100000;
         std::vector<unsigned char> in(count * f.size), out(count * f.size), ref(count * f.size);
         std::mt19937 rng(static_cast<unsigned>(rank) + 3);
-        for (std::size_t i = 0; i < in.size(); ++i) in[i] = (i % f.size == 0) ? static_cast<unsigned char>(rng() % 3) : 0;
+        for (std::size_t i = 0; i < in.size(); ++i)
+            in[i] = (i % f.size == 0) ? static_cast<unsigned char>(rng() % 3) : 0;
         MPI_Allreduce(in.data(), ref.data(), count, f.type, f.op, MPI_COMM_WORLD);
         MPIX_Sparse_stats_reset(MPI_COMM_WORLD);
         const MPIX_Sparse_stats before = stats_of(MPI_COMM_WORLD);
@@ -167,14 +173,16 @@ TEST(AllreduceRandomized, OutsideTheSparsePathFallsBackToDense) {
     }
     // A pair type with MAXLOC, and a user-defined op.
     std::vector<int> in(2000, rank + 1), out(2000), ref(2000);
-    for (std::size_t i = 1; i < in.size(); i += 2) in[i] = rank;
+    for (std::size_t i = 1; i < in.size(); i += 2)
+        in[i] = rank;
     MPI_Allreduce(in.data(), ref.data(), 1000, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
     EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 1000, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD), MPI_SUCCESS);
     EXPECT_EQ(out, ref);
     MPI_Op user;
     MPI_Op_create(
         [](void *a, void *b, int *len, MPI_Datatype *) {
-            for (int i = 0; i < *len; ++i) static_cast<int *>(b)[i] += 2 * static_cast<int *>(a)[i];
+            for (int i = 0; i < *len; ++i)
+                static_cast<int *>(b)[i] += 2 * static_cast<int *>(a)[i];
         },
         0, &user);
     MPI_Allreduce(in.data(), ref.data(), 2000, MPI_INT, user, MPI_COMM_WORLD);

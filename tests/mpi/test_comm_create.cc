@@ -24,8 +24,9 @@ void check_calls(MPI_Comm comm, unsigned seed) {
         std::vector<std::int64_t> in(count), out(count, -1), want(count);
         std::memcpy(in.data(), bytes.data(), bytes.size());
         MPI_Allreduce(in.data(), want.data(), static_cast<int>(count), MPI_INT64_T, MPI_SUM, comm);
-        EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_INT64_T, MPI_SUM, comm),
-                  MPI_SUCCESS);
+        EXPECT_EQ(
+            MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_INT64_T, MPI_SUM, comm),
+            MPI_SUCCESS);
         EXPECT_EQ(out, want) << "call " << call;
     }
 }
@@ -51,17 +52,19 @@ TEST(CommCreate, HierarchicalReduction) {
     // with several ranks on one (the emulated cluster runs this with 2 ranks per node).
     for (const char *setting : {"on", "auto", "off"}) {
         for (const char *algorithm : {"aggregator", "auto"}) {
-            SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_hierarchical", setting}, {"mpix_sparse_algorithm", algorithm}});
+            SparseComm comm(MPI_COMM_WORLD,
+                            {{"mpix_sparse_hierarchical", setting}, {"mpix_sparse_algorithm", algorithm}});
             ASSERT_EQ(comm.rc(), MPI_SUCCESS);
             check_calls(comm.get(), 70);
             // The in-place form goes through the same levels.
             const int rank = world_rank();
             std::vector<double> v(300000, 0.0);
-            for (std::size_t i = static_cast<std::size_t>(rank); i < v.size(); i += 997) v[i] = 1.0 + rank;
+            for (std::size_t i = static_cast<std::size_t>(rank); i < v.size(); i += 997)
+                v[i] = 1.0 + rank;
             std::vector<double> want(v.size());
             MPI_Allreduce(v.data(), want.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            EXPECT_EQ(MPIX_Sparse_allreduce(MPI_IN_PLACE, v.data(), static_cast<MPI_Count>(v.size()), MPI_DOUBLE, MPI_SUM,
-                                            comm.get()),
+            EXPECT_EQ(MPIX_Sparse_allreduce(MPI_IN_PLACE, v.data(), static_cast<MPI_Count>(v.size()), MPI_DOUBLE,
+                                            MPI_SUM, comm.get()),
                       MPI_SUCCESS);
             EXPECT_EQ(v, want) << setting << "/" << algorithm;
             EXPECT_EQ(stats_of(comm.get()).calls, 5);
@@ -98,9 +101,9 @@ TEST(CommCreate, DedicatedAggregators) {
             }
             std::vector<std::int64_t> idx{3, 99};
             std::vector<float> val{1, 2}, out(100);
-            EXPECT_EQ(MPIX_Sparse_allreduce_elements(2, idx.data(), val.data(), out.data(), 100, MPI_FLOAT, MPI_SUM,
-                                                     workers),
-                      MPI_SUCCESS);
+            EXPECT_EQ(
+                MPIX_Sparse_allreduce_elements(2, idx.data(), val.data(), out.data(), 100, MPI_FLOAT, MPI_SUM, workers),
+                MPI_SUCCESS);
             EXPECT_EQ(out[99], 2.0f * static_cast<float>(wsize));
             EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
             EXPECT_EQ(workers, MPI_COMM_NULL);

@@ -18,7 +18,7 @@ enum class Overlap { None, Random, Total };
 
 struct ElementCase {
     std::int64_t count;
-    double fraction; // nnz / count per rank (duplicates included)
+    double fraction;  // nnz / count per rank (duplicates included)
     Overlap overlap;
     bool duplicates;
     std::string algorithm;
@@ -26,7 +26,9 @@ struct ElementCase {
     std::string describe() const {
         std::ostringstream s;
         s << "count=" << count << " nnz/count=" << fraction << " overlap="
-          << (overlap == Overlap::None ? "none" : overlap == Overlap::Random ? "random" : "total")
+          << (overlap == Overlap::None     ? "none"
+              : overlap == Overlap::Random ? "random"
+                                           : "total")
           << (duplicates ? " duplicates" : "") << " algorithm=" << algorithm << " seed=" << seed;
         return s.str();
     }
@@ -58,7 +60,8 @@ void make_pairs(const ElementCase &c, int rank, int size, std::vector<std::int64
     if (c.overlap == Overlap::Total) {
         // Same indices on every rank, rank-dependent values.
         std::mt19937_64 vr(c.seed + static_cast<unsigned>(rank));
-        for (double &v : val) v = static_cast<double>(vr() % 7);
+        for (double &v : val)
+            v = static_cast<double>(vr() % 7);
     }
 }
 
@@ -67,9 +70,10 @@ class ElementComms {
     MPI_Comm get(const std::string &algorithm) {
         auto it = comms_.find(algorithm);
         if (it == comms_.end())
-            it = comms_.emplace(algorithm, std::make_unique<SparseComm>(
-                                               MPI_COMM_WORLD, std::vector<std::pair<std::string, std::string>>{
-                                                                   {"mpix_sparse_algorithm", algorithm}}))
+            it = comms_
+                     .emplace(algorithm, std::make_unique<SparseComm>(MPI_COMM_WORLD,
+                                                                      std::vector<std::pair<std::string, std::string>>{
+                                                                          {"mpix_sparse_algorithm", algorithm}}))
                      .first;
         return it->second->get();
     }
@@ -104,8 +108,8 @@ void check_element_case(const ElementCase &c, ElementComms &comms) {
     EXPECT_EQ(out, want) << "dense output differs";
 
     MPIX_Sparse_vector v = nullptr;
-    EXPECT_EQ(MPIX_Sparse_allreduce_elements_sparse(static_cast<MPI_Count>(idx.size()), idx.data(), val.data(),
-                                                    c.count, MPI_DOUBLE, MPI_SUM, comm, &v),
+    EXPECT_EQ(MPIX_Sparse_allreduce_elements_sparse(static_cast<MPI_Count>(idx.size()), idx.data(), val.data(), c.count,
+                                                    MPI_DOUBLE, MPI_SUM, comm, &v),
               MPI_SUCCESS);
     ASSERT_NE(v, nullptr);
     MPI_Count n = 0;
@@ -119,7 +123,8 @@ void check_element_case(const ElementCase &c, ElementComms &comms) {
     EXPECT_EQ(got_idx, expected_idx) << "sparse output must hold exactly the union, sorted";
     if (got_idx == expected_idx) {
         const auto *values = static_cast<const double *>(rv);
-        for (MPI_Count j = 0; j < n; ++j) EXPECT_EQ(values[j], want[static_cast<std::size_t>(ri[j])]) << ri[j];
+        for (MPI_Count j = 0; j < n; ++j)
+            EXPECT_EQ(values[j], want[static_cast<std::size_t>(ri[j])]) << ri[j];
     }
     EXPECT_TRUE(same_on_all_ranks(got_idx.data(), got_idx.size() * 8, MPI_COMM_WORLD));
     EXPECT_EQ(MPIX_Sparse_vector_free(&v), MPI_SUCCESS);
@@ -169,9 +174,9 @@ TEST(Elements, OpsAndTypesOutsideTheSparsePath) {
     std::vector<std::int64_t> idx{2, 7, 2};
     std::vector<int> val{3, 5, 4};
     std::vector<int> out(10, -1);
-    EXPECT_EQ(MPIX_Sparse_allreduce_elements(3, idx.data(), val.data(), out.data(), 10, MPI_INT, MPI_PROD,
-                                             MPI_COMM_WORLD),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPIX_Sparse_allreduce_elements(3, idx.data(), val.data(), out.data(), 10, MPI_INT, MPI_PROD, MPI_COMM_WORLD),
+        MPI_SUCCESS);
     int expect2 = 1, expect7 = 1;
     for (int r = 0; r < size; ++r) {
         expect2 *= 12;
@@ -181,9 +186,9 @@ TEST(Elements, OpsAndTypesOutsideTheSparsePath) {
     EXPECT_EQ(out[7], expect7);
     EXPECT_EQ(out[0], 0);
     MPIX_Sparse_vector v = nullptr;
-    EXPECT_EQ(MPIX_Sparse_allreduce_elements_sparse(3, idx.data(), val.data(), 10, MPI_INT, MPI_PROD, MPI_COMM_WORLD,
-                                                    &v),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPIX_Sparse_allreduce_elements_sparse(3, idx.data(), val.data(), 10, MPI_INT, MPI_PROD, MPI_COMM_WORLD, &v),
+        MPI_SUCCESS);
     MPI_Count n = 0;
     const std::int64_t *ri;
     const void *rv;

@@ -11,7 +11,9 @@ namespace mpix::sparse::detail::testing {
 namespace {
 
 int g_handler_calls = 0;
-void counting_handler(MPI_Comm *, int *, ...) { ++g_handler_calls; }
+void counting_handler(MPI_Comm *, int *, ...) {
+    ++g_handler_calls;
+}
 
 class Errors : public ::testing::Test {
   protected:
@@ -59,10 +61,12 @@ class Errors : public ::testing::Test {
 
 TEST_F(Errors, ClassesAreRegisteredAndDistinct) {
     std::vector<int> classes;
-    for (int k = 0; k < MPIX_SPARSE_ERRKIND_COUNT_; ++k) classes.push_back(MPIX_Sparse_error_class(k));
+    for (int k = 0; k < MPIX_SPARSE_ERRKIND_COUNT_; ++k)
+        classes.push_back(MPIX_Sparse_error_class(k));
     for (std::size_t i = 0; i < classes.size(); ++i) {
         EXPECT_GT(classes[i], MPI_ERR_LASTCODE) << "a class added with MPI_Add_error_class";
-        for (std::size_t j = 0; j < i; ++j) EXPECT_NE(classes[i], classes[j]);
+        for (std::size_t j = 0; j < i; ++j)
+            EXPECT_NE(classes[i], classes[j]);
     }
     EXPECT_EQ(MPIX_Sparse_error_class(-1), MPI_ERR_ARG);
 }
@@ -73,18 +77,19 @@ TEST_F(Errors, BadArgumentsOfAllreduce) {
                  "count is negative");
     expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), 1000, MPI_DATATYPE_NULL, MPI_SUM, comm_),
                  MPIX_ERR_SPARSE_ARG, "MPI_DATATYPE_NULL");
-    expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), 1000, MPI_FLOAT, MPI_OP_NULL, comm_),
-                 MPIX_ERR_SPARSE_ARG, "MPI_OP_NULL");
+    expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), 1000, MPI_FLOAT, MPI_OP_NULL, comm_), MPIX_ERR_SPARSE_ARG,
+                 "MPI_OP_NULL");
     expect_error(MPIX_Sparse_allreduce(nullptr, out.data(), 1000, MPI_FLOAT, MPI_SUM, comm_), MPIX_ERR_SPARSE_ARG,
                  "NULL");
     expect_error(MPIX_Sparse_allreduce(in.data(), nullptr, 1000, MPI_FLOAT, MPI_SUM, comm_), MPIX_ERR_SPARSE_ARG,
                  "NULL");
     expect_error(MPIX_Sparse_allreduce(in.data(), MPI_IN_PLACE, 1000, MPI_FLOAT, MPI_SUM, comm_), MPIX_ERR_SPARSE_ARG,
                  "NULL");
-    expect_error(MPIX_Sparse_allreduce(in.data(), in.data() + 10, 500, MPI_FLOAT, MPI_SUM, comm_),
-                 MPIX_ERR_SPARSE_ARG, "overlap");
+    expect_error(MPIX_Sparse_allreduce(in.data(), in.data() + 10, 500, MPI_FLOAT, MPI_SUM, comm_), MPIX_ERR_SPARSE_ARG,
+                 "overlap");
     EXPECT_EQ(g_handler_calls, 7) << "every error goes through the communicator's error handler";
-    for (float v : out) ASSERT_EQ(v, 7.0f) << "nothing is written on error";
+    for (float v : out)
+        ASSERT_EQ(v, 7.0f) << "nothing is written on error";
     // Count 0 with null buffers is a valid no-op, as for MPI_Allreduce.
     EXPECT_EQ(MPIX_Sparse_allreduce(nullptr, nullptr, 0, MPI_FLOAT, MPI_SUM, comm_), MPI_SUCCESS);
     expect_library_works();
@@ -96,7 +101,7 @@ TEST_F(Errors, BadCommunicators) {
                  MPIX_ERR_SPARSE_COMM, "MPI_COMM_NULL");
     MPI_Comm freed;
     MPI_Comm_dup(MPI_COMM_WORLD, &freed);
-    MPI_Comm_free(&freed); // sets the handle to MPI_COMM_NULL
+    MPI_Comm_free(&freed);  // sets the handle to MPI_COMM_NULL
     expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), 10, MPI_FLOAT, MPI_SUM, freed), MPIX_ERR_SPARSE_COMM,
                  "communicator");
     expect_error(MPIX_Sparse_stats_get(MPI_COMM_NULL, nullptr), MPIX_ERR_SPARSE_COMM, "MPI_COMM_NULL");
@@ -166,10 +171,11 @@ TEST_F(Errors, ElementVariantArguments) {
     expect_error(MPIX_Sparse_allreduce_elements(2, idx.data(), val.data(), out.data(), 10, MPI_FLOAT, MPI_SUM, comm_),
                  MPIX_ERR_SPARSE_ARG, "index");
     idx[1] = 3;
-    expect_error(MPIX_Sparse_allreduce_elements_sparse(2, idx.data(), val.data(), 10, MPI_FLOAT, MPI_SUM, comm_,
-                                                       nullptr),
-                 MPIX_ERR_SPARSE_ARG, "result");
-    for (float v : out) ASSERT_EQ(v, 7.0f) << "nothing is written on error";
+    expect_error(
+        MPIX_Sparse_allreduce_elements_sparse(2, idx.data(), val.data(), 10, MPI_FLOAT, MPI_SUM, comm_, nullptr),
+        MPIX_ERR_SPARSE_ARG, "result");
+    for (float v : out)
+        ASSERT_EQ(v, 7.0f) << "nothing is written on error";
     MPIX_Sparse_vector v = nullptr;
     expect_error(MPIX_Sparse_vector_free(&v), MPIX_ERR_SPARSE_ARG, "vector");
     MPI_Count n;
@@ -187,16 +193,22 @@ TEST_F(Errors, BadIndexOnOneRankIsReportedEverywhere) {
     std::vector<std::int64_t> idx{1, rank == 1 ? 1000 : 2};
     std::vector<double> val{1, 1};
     std::vector<double> out(100, 3.0);
-    const int rc = MPIX_Sparse_allreduce_elements(2, idx.data(), val.data(), out.data(), 100, MPI_DOUBLE, MPI_SUM, comm_);
-    if (rank == 1) expect_error(rc, MPIX_ERR_SPARSE_ARG, "index");
-    else expect_error(rc, MPIX_ERR_SPARSE_REMOTE, "another rank");
-    for (double v : out) ASSERT_EQ(v, 3.0);
+    const int rc =
+        MPIX_Sparse_allreduce_elements(2, idx.data(), val.data(), out.data(), 100, MPI_DOUBLE, MPI_SUM, comm_);
+    if (rank == 1)
+        expect_error(rc, MPIX_ERR_SPARSE_ARG, "index");
+    else
+        expect_error(rc, MPIX_ERR_SPARSE_REMOTE, "another rank");
+    for (double v : out)
+        ASSERT_EQ(v, 3.0);
     // Same with a negative nnz on one rank, and with the sparse output.
     MPIX_Sparse_vector result = nullptr;
     const int rc2 = MPIX_Sparse_allreduce_elements_sparse(rank == 0 ? -5 : 2, idx.data(), val.data(), 100000,
                                                           MPI_DOUBLE, MPI_SUM, comm_, &result);
-    if (rank == 0) expect_error(rc2, MPIX_ERR_SPARSE_ARG, "nnz");
-    else expect_error(rc2, MPIX_ERR_SPARSE_REMOTE, "another rank");
+    if (rank == 0)
+        expect_error(rc2, MPIX_ERR_SPARSE_ARG, "nnz");
+    else
+        expect_error(rc2, MPIX_ERR_SPARSE_REMOTE, "another rank");
     EXPECT_EQ(result, nullptr);
     expect_library_works();
 }

@@ -19,11 +19,13 @@ struct FreeDeleter {
 TEST(LargeCount, BlockVariantBeyondTwoToThe31) {
     const int rank = world_rank(), size = world_size();
     const MPI_Count count = (MPI_Count{1} << 31) + 4096 + 3;
-    std::unique_ptr<float, FreeDeleter> buf(static_cast<float *>(std::calloc(static_cast<std::size_t>(count), sizeof(float))));
+    std::unique_ptr<float, FreeDeleter> buf(
+        static_cast<float *>(std::calloc(static_cast<std::size_t>(count), sizeof(float))));
     ASSERT_NE(buf, nullptr);
     float *v = buf.get();
     const MPI_Count marks[] = {5, (MPI_Count{1} << 31) - 1, MPI_Count{1} << 31, (MPI_Count{1} << 31) + 777, count - 1};
-    for (MPI_Count m : marks) v[m] = static_cast<float>(rank + 1);
+    for (MPI_Count m : marks)
+        v[m] = static_cast<float>(rank + 1);
     SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
     ASSERT_EQ(MPIX_Sparse_allreduce(MPI_IN_PLACE, v, count, MPI_FLOAT, MPI_SUM, comm.get()), MPI_SUCCESS);
     const float sum = static_cast<float>(size * (size + 1) / 2);

@@ -26,8 +26,9 @@ long long loopback_tx_bytes() {
         if (name != "lo") continue;
         std::istringstream fields(line.substr(colon + 1));
         long long v[9] = {};
-        for (long long &x : v) fields >> x;
-        return v[8]; // rx: bytes packets errs drop fifo frame compressed multicast; then tx bytes
+        for (long long &x : v)
+            fields >> x;
+        return v[8];  // rx: bytes packets errs drop fifo frame compressed multicast; then tx bytes
     }
     return -1;
 }
@@ -37,7 +38,7 @@ TEST(WireBytes, OnePercentDensityPutsUnderFivePercentOnTheWire) {
     if (tls == nullptr || std::string(tls) != "tcp") GTEST_SKIP() << "needs UCX_TLS=tcp";
     const int rank = world_rank(), size = world_size();
     if (size < 2) GTEST_SKIP();
-    const std::size_t count = std::size_t{1} << 22; // 16 MiB of floats
+    const std::size_t count = std::size_t{1} << 22;  // 16 MiB of floats
     const auto on = block_pattern(Pattern::Random, count / 256, 0.01, rank, size, 3);
     const auto bytes = make_vector(ElementType::F32, count, 256, on, 100 + static_cast<unsigned>(rank));
     std::vector<float> in(count), out(count), want(count);
@@ -48,17 +49,17 @@ TEST(WireBytes, OnePercentDensityPutsUnderFivePercentOnTheWire) {
     SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
 
     // One call first: connection setup is not per-call traffic.
-    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
-                                    comm.get()),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM, comm.get()),
+        MPI_SUCCESS);
     MPIX_Sparse_stats_reset(comm.get());
     const int calls = 10;
     MPI_Barrier(MPI_COMM_WORLD);
     const long long before = loopback_tx_bytes();
     for (int i = 0; i < calls; ++i)
-        ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
-                                        comm.get()),
-                  MPI_SUCCESS);
+        ASSERT_EQ(
+            MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM, comm.get()),
+            MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     const long long after = loopback_tx_bytes();
     EXPECT_EQ(out, want);

@@ -17,8 +17,7 @@ class LoopbackFabric::Endpoint final : public Transport {
   public:
     Endpoint(LoopbackFabric &fabric, int rank) : fabric_(fabric), rank_(rank) {}
 
-    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes,
-              Completion &done) override {
+    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) override {
         InboundMessage m;
         m.header = header;
         m.bytes = bytes;
@@ -90,20 +89,26 @@ class LoopbackFabric::Endpoint final : public Transport {
 LoopbackFabric::LoopbackFabric(int ranks, std::size_t eager_limit, unsigned seed)
     : queues_(static_cast<std::size_t>(ranks)), sinks_(static_cast<std::size_t>(ranks)), eager_limit_(eager_limit),
       rng_(seed) {
-    for (int r = 0; r < ranks; ++r) transports_.push_back(std::make_unique<Endpoint>(*this, r));
+    for (int r = 0; r < ranks; ++r)
+        transports_.push_back(std::make_unique<Endpoint>(*this, r));
 }
 
 LoopbackFabric::~LoopbackFabric() {
     for (std::size_t r = 0; r < queues_.size(); ++r)
-        for (InboundMessage &m : queues_[r]) transports_[r]->release(m);
+        for (InboundMessage &m : queues_[r])
+            transports_[r]->release(m);
 }
 
-Transport &LoopbackFabric::transport(int rank) { return *transports_[static_cast<std::size_t>(rank)]; }
+Transport &LoopbackFabric::transport(int rank) {
+    return *transports_[static_cast<std::size_t>(rank)];
+}
 
 void LoopbackFabric::set_sink(int rank, std::function<void(InboundMessage &&)> sink) {
     sinks_[static_cast<std::size_t>(rank)] = std::move(sink);
 }
 
-std::size_t LoopbackFabric::outstanding() const { return live_payloads_; }
+std::size_t LoopbackFabric::outstanding() const {
+    return live_payloads_;
+}
 
 }  // namespace mpix::sparse::detail::testing

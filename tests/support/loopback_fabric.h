@@ -29,7 +29,7 @@ class LoopbackFabric {
 
   private:
     class Endpoint;
-    struct Held; // a rendezvous payload waiting at its sender
+    struct Held;  // a rendezvous payload waiting at its sender
 
     std::vector<std::unique_ptr<Endpoint>> transports_;
     std::vector<std::deque<InboundMessage>> queues_;

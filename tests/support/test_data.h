@@ -33,12 +33,14 @@ inline std::vector<bool> block_pattern(Pattern pattern, std::uint64_t blocks, do
     switch (pattern) {
     case Pattern::Identical: {
         std::mt19937_64 rng(seed);
-        for (std::uint64_t k = 0; k < blocks; ++k) on[k] = std::uniform_real_distribution<>(0, 1)(rng) < density;
+        for (std::uint64_t k = 0; k < blocks; ++k)
+            on[k] = std::uniform_real_distribution<>(0, 1)(rng) < density;
         break;
     }
     case Pattern::Random: {
         std::mt19937_64 rng(seed * 7919 + static_cast<unsigned>(rank));
-        for (std::uint64_t k = 0; k < blocks; ++k) on[k] = std::uniform_real_distribution<>(0, 1)(rng) < density;
+        for (std::uint64_t k = 0; k < blocks; ++k)
+            on[k] = std::uniform_real_distribution<>(0, 1)(rng) < density;
         break;
     }
     case Pattern::Disjoint: {
@@ -71,19 +73,44 @@ template <class T>
 T small_value(std::mt19937_64 &rng, bool allow_negative) {
     const int lo = allow_negative ? -8 : 1;
     int v = 0;
-    while (v == 0) v = std::uniform_int_distribution<int>(lo, 8)(rng);
+    while (v == 0)
+        v = std::uniform_int_distribution<int>(lo, 8)(rng);
     return static_cast<T>(v);
 }
 
 // Writes a non-zero integer-valued element of `type` at p.
 inline void write_value(ElementType type, std::byte *p, std::mt19937_64 &rng) {
     switch (type) {
-    case ElementType::F32: { float v = small_value<float>(rng, true); std::memcpy(p, &v, 4); break; }
-    case ElementType::F64: { double v = small_value<double>(rng, true); std::memcpy(p, &v, 8); break; }
-    case ElementType::I32: { std::int32_t v = small_value<std::int32_t>(rng, true); std::memcpy(p, &v, 4); break; }
-    case ElementType::I64: { std::int64_t v = small_value<std::int64_t>(rng, true); std::memcpy(p, &v, 8); break; }
-    case ElementType::U32: { std::uint32_t v = small_value<std::uint32_t>(rng, false); std::memcpy(p, &v, 4); break; }
-    case ElementType::U64: { std::uint64_t v = small_value<std::uint64_t>(rng, false); std::memcpy(p, &v, 8); break; }
+    case ElementType::F32: {
+        float v = small_value<float>(rng, true);
+        std::memcpy(p, &v, 4);
+        break;
+    }
+    case ElementType::F64: {
+        double v = small_value<double>(rng, true);
+        std::memcpy(p, &v, 8);
+        break;
+    }
+    case ElementType::I32: {
+        std::int32_t v = small_value<std::int32_t>(rng, true);
+        std::memcpy(p, &v, 4);
+        break;
+    }
+    case ElementType::I64: {
+        std::int64_t v = small_value<std::int64_t>(rng, true);
+        std::memcpy(p, &v, 8);
+        break;
+    }
+    case ElementType::U32: {
+        std::uint32_t v = small_value<std::uint32_t>(rng, false);
+        std::memcpy(p, &v, 4);
+        break;
+    }
+    case ElementType::U64: {
+        std::uint64_t v = small_value<std::uint64_t>(rng, false);
+        std::memcpy(p, &v, 8);
+        break;
+    }
     default: break;
     }
 }

@@ -15,10 +15,11 @@ namespace {
 TEST(BlockBitmap, NextSetNextClearCount) {
     BlockBitmap b;
     b.reset(200);
-    for (std::uint64_t k : {3u, 4u, 5u, 64u, 127u, 128u, 199u}) b.set(k);
+    for (std::uint64_t k : {3u, 4u, 5u, 64u, 127u, 128u, 199u})
+        b.set(k);
     EXPECT_EQ(b.next_set(0, 200), 3u);
     EXPECT_EQ(b.next_set(6, 200), 64u);
-    EXPECT_EQ(b.next_set(65, 127), 127u); // limit is exclusive: nothing in [65, 127)
+    EXPECT_EQ(b.next_set(65, 127), 127u);  // limit is exclusive: nothing in [65, 127)
     EXPECT_EQ(b.next_set(65, 128), 127u);
     EXPECT_EQ(b.next_clear(3, 200), 6u);
     EXPECT_EQ(b.next_clear(127, 200), 129u);
@@ -31,12 +32,12 @@ TEST(BlockBitmap, NextSetNextClearCount) {
 }
 
 TEST(BlockScan, FindsNonZeroBlocksExactly) {
-    const BlockLayout layout{1000, 64, 4}; // 16 blocks, the last one 40 elements
+    const BlockLayout layout{1000, 64, 4};  // 16 blocks, the last one 40 elements
     std::vector<float> data(1000, 0.0f);
-    data[0] = 1.0f;                                    // block 0
-    data[64 * 5 + 63] = std::numeric_limits<float>::quiet_NaN(); // block 5, last element
-    data[64 * 7 + 10] = -0.0f;                         // block 7: -0.0 has a non-zero byte
-    data[999] = 1e-45f;                                // block 15 (partial), a denormal
+    data[0] = 1.0f;                                               // block 0
+    data[64 * 5 + 63] = std::numeric_limits<float>::quiet_NaN();  // block 5, last element
+    data[64 * 7 + 10] = -0.0f;                                    // block 7: -0.0 has a non-zero byte
+    data[999] = 1e-45f;                                           // block 15 (partial), a denormal
     BlockBitmap bitmap;
     bitmap.reset(layout.num_blocks());
     const std::uint64_t n = scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap, nullptr);
@@ -46,25 +47,29 @@ TEST(BlockScan, FindsNonZeroBlocksExactly) {
 }
 
 TEST(BlockScan, ZeroFillsTheOutputOnlyWhereTheInputIsZero) {
-    for (std::size_t count : {std::size_t{1}, std::size_t{777}, std::size_t{3} << 20}) { // small and streaming
+    for (std::size_t count : {std::size_t{1}, std::size_t{777}, std::size_t{3} << 20}) {  // small and streaming
         const BlockLayout layout{count, 256, 4};
         std::vector<std::uint32_t> in(count, 0), out(count, 0xdeadbeef);
-        for (std::size_t i = 0; i < count; i += 1000) in[i] = 7;
+        for (std::size_t i = 0; i < count; i += 1000)
+            in[i] = 7;
         BlockBitmap bitmap;
         bitmap.reset(layout.num_blocks());
         scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap,
                     reinterpret_cast<std::byte *>(out.data()));
         for (std::size_t i = 0; i < count; ++i) {
             const bool block_nonzero = bitmap.test(i / 256);
-            if (block_nonzero) ASSERT_EQ(out[i], 0xdeadbeefu) << "non-zero block was overwritten at " << i;
-            else ASSERT_EQ(out[i], 0u) << "zero block not zero-filled at " << i;
+            if (block_nonzero)
+                ASSERT_EQ(out[i], 0xdeadbeefu) << "non-zero block was overwritten at " << i;
+            else
+                ASSERT_EQ(out[i], 0u) << "zero block not zero-filled at " << i;
         }
     }
 }
 
 TEST(BlockScan, BytesAreZeroHandlesEveryLength) {
     std::vector<std::byte> buf(300, std::byte{0});
-    for (std::size_t n = 0; n < 300; ++n) EXPECT_TRUE(bytes_are_zero(buf.data(), n));
+    for (std::size_t n = 0; n < 300; ++n)
+        EXPECT_TRUE(bytes_are_zero(buf.data(), n));
     for (std::size_t pos = 0; pos < 300; ++pos) {
         buf[pos] = std::byte{1};
         EXPECT_FALSE(bytes_are_zero(buf.data(), 300)) << pos;

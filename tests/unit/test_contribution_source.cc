@@ -11,9 +11,10 @@ namespace mpix::sparse::detail {
 namespace {
 
 TEST(ContributionSource, BitmapPlansDenseRunForContiguousBlocks) {
-    const BlockLayout layout{64 * 4, 4, 4}; // 64 blocks of 16 bytes
+    const BlockLayout layout{64 * 4, 4, 4};  // 64 blocks of 16 bytes
     std::vector<std::uint32_t> data(layout.count, 0);
-    for (std::uint64_t k = 10; k < 20; ++k) data[k * 4] = 1;
+    for (std::uint64_t k = 10; k < 20; ++k)
+        data[k * 4] = 1;
     BlockBitmap bitmap;
     bitmap.reset(64);
     scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap, nullptr);
@@ -35,7 +36,8 @@ TEST(ContributionSource, BitmapPlansDenseRunForContiguousBlocks) {
 TEST(ContributionSource, ScatteredBlocksArePacked) {
     const BlockLayout layout{64 * 4, 4, 4};
     std::vector<std::uint32_t> data(layout.count, 0);
-    for (std::uint64_t k = 0; k < 64; k += 8) data[k * 4 + 3] = 2;
+    for (std::uint64_t k = 0; k < 64; k += 8)
+        data[k * 4 + 3] = 2;
     BlockBitmap bitmap;
     bitmap.reset(64);
     scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap, nullptr);
@@ -56,7 +58,8 @@ TEST(ContributionSource, ScatteredBlocksArePacked) {
     MessageCursor cursor(view, layout);
     std::vector<std::uint64_t> seen;
     cursor.take_until(33, [&](const BlockBatch &b) {
-        for (std::size_t i = 0; i < b.n; ++i) seen.push_back(b.block(i));
+        for (std::size_t i = 0; i < b.n; ++i)
+            seen.push_back(b.block(i));
     });
     EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 8, 16, 24, 32}));
     EXPECT_EQ(cursor.peek(), 40u);
@@ -92,7 +95,8 @@ TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
     MessageCursor cursor(view, layout);
     std::vector<std::uint64_t> seen;
     cursor.take_until(MessageCursor::kEnd, [&](const BlockBatch &b) {
-        for (std::size_t i = 0; i < b.n; ++i) seen.push_back(b.block(i));
+        for (std::size_t i = 0; i < b.n; ++i)
+            seen.push_back(b.block(i));
     });
     EXPECT_EQ(seen, std::vector<std::uint64_t>(idx.begin(), idx.end())) << "gaps are not part of the union";
 }

@@ -1,9 +1,9 @@
 // Canonical element input: sorted, duplicates combined in input order, bad indices caught.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <cstring>
 #include <map>
+#include <random>
 
 #include "core/pair_sort.h"
 
@@ -30,7 +30,7 @@ TEST(PairSort, DuplicatesCombineAndOrderIsStable) {
     for (std::size_t i = 0; i < idx.size(); ++i) {
         idx[i] = static_cast<std::int64_t>(rng() % count);
         val[i] = static_cast<double>(static_cast<int>(rng() % 17) - 8) * 0.25;
-        expected[idx[i]] += val[i]; // input order, as the library combines
+        expected[idx[i]] += val[i];  // input order, as the library combines
     }
     PairSortScratch s;
     SortedPairs out;

@@ -33,7 +33,7 @@ TEST(Planner, UnionEstimateBetweenMaxAndSum) {
 
 TEST(Planner, SparseWinsAtLowDensityDenseAtFullDensityForCheapDense) {
     Config config;
-    config.cost.dense_table = {{1, 0.5}}; // a fast dense allreduce
+    config.cost.dense_table = {{1, 0.5}};  // a fast dense allreduce
     config.cost.sparse_beta_ns = 1.0;
     const Plan sparse = make_plan(demand(65536, 4, 4, 0.01), config);
     EXPECT_NE(sparse.algorithm, Algorithm::Dense);
@@ -63,9 +63,9 @@ TEST(Planner, SparseMustBeatDenseByTheMargin) {
     Demand d = demand(65536, 4, 4, 0.3);
     const CostEstimate e = estimate_costs(d, config.cost);
     const double best_sparse = std::min(e.aggregator_us, e.allgather_us);
-    config.cost.sparse_margin = 0.99 * e.dense_us / best_sparse; // just enough
+    config.cost.sparse_margin = 0.99 * e.dense_us / best_sparse;  // just enough
     EXPECT_NE(make_plan(d, config).algorithm, Algorithm::Dense);
-    config.cost.sparse_margin = 1.01 * e.dense_us / best_sparse; // not quite
+    config.cost.sparse_margin = 1.01 * e.dense_us / best_sparse;  // not quite
     EXPECT_EQ(make_plan(d, config).algorithm, Algorithm::Dense);
 }
 
@@ -84,7 +84,8 @@ TEST(Planner, ShardsBalanceClusteredWork) {
     // aggregator 0.
     Demand d = demand(100000, 4, 4, 0.0);
     const std::size_t hot = d.bins.size() / 10;
-    for (std::size_t j = 0; j < hot; ++j) d.bins[j] = SumMax{static_cast<std::int64_t>(d.bin_width) * 2, static_cast<std::int64_t>(d.bin_width) / 2};
+    for (std::size_t j = 0; j < hot; ++j)
+        d.bins[j] = SumMax{static_cast<std::int64_t>(d.bin_width) * 2, static_cast<std::int64_t>(d.bin_width) / 2};
     const auto bounds = balance_shards(d);
     ASSERT_EQ(bounds.size(), 5u);
     EXPECT_TRUE(std::is_sorted(bounds.begin(), bounds.end()));

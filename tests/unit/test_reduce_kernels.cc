@@ -34,7 +34,7 @@ TEST(ReduceKernels, SparseCapableMatrix) {
 TEST(ReduceKernels, AccumulateCountsContributorsAndCombines) {
     touched[0] = 0;
     const ReduceKernels &k = kernels_for(ElementType::I32, ReduceOp::Sum);
-    std::vector<std::int32_t> acc(12, -1); // 3 slots of 4
+    std::vector<std::int32_t> acc(12, -1);  // 3 slots of 4
     std::vector<std::uint32_t> counts(3, 0);
     std::vector<std::int32_t> a{1, 2, 3, 4, 10, 20, 30, 40};
     std::vector<std::uint32_t> index{0, 2};
@@ -51,7 +51,8 @@ TEST(ReduceKernels, PartialBlockUsesItsLengthAndTheBlockStride) {
     std::vector<float> acc(8, 9.0f);
     std::vector<std::uint32_t> counts(2, 0);
     std::vector<float> tail{1, 2};
-    k.accumulate(bytes(acc), counts.data(), touched.data(), nullptr, 1, bytes(tail), 1, 2, 4); // slot 1, 2 of 4 elements
+    k.accumulate(bytes(acc), counts.data(), touched.data(), nullptr, 1, bytes(tail), 1, 2,
+                 4);  // slot 1, 2 of 4 elements
     EXPECT_EQ(acc, (std::vector<float>{9, 9, 9, 9, 1, 2, 9, 9}));
 }
 
@@ -64,8 +65,10 @@ TEST(ReduceKernels, LogicalOpsNormalizeEvenForOneContributor) {
         EXPECT_EQ(acc, (std::vector<std::uint32_t>{1, 0, 1}));
         std::vector<std::uint32_t> y{9, 9, 0};
         k.accumulate(bytes(acc), counts.data(), touched.data(), nullptr, 0, bytes(y), 1, 3, 3);
-        if (op == ReduceOp::Lor) EXPECT_EQ(acc, (std::vector<std::uint32_t>{1, 1, 1}));
-        else EXPECT_EQ(acc, (std::vector<std::uint32_t>{0, 1, 1}));
+        if (op == ReduceOp::Lor)
+            EXPECT_EQ(acc, (std::vector<std::uint32_t>{1, 1, 1}));
+        else
+            EXPECT_EQ(acc, (std::vector<std::uint32_t>{0, 1, 1}));
     }
 }
 

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <random>
-#include <cstring>
 #include <sstream>
 
 #include "algo/contribution_source.h"
@@ -38,17 +38,17 @@ struct Scenario {
     int window = 2;
     std::size_t eager_limit = 512;
     bool in_place = false;
-    bool pairs = false;      // element variant: sorted (index, value) pairs, block size 1
-    bool collecting = false; // element variant with sparse output
+    bool pairs = false;       // element variant: sorted (index, value) pairs, block size 1
+    bool collecting = false;  // element variant with sparse output
     unsigned seed = 1;
 
     std::string describe() const {
         std::ostringstream s;
         s << "workers=" << workers << " aggregators=" << aggregators << (dedicated ? " dedicated" : " colocated")
-          << " B=" << block_elems << " count=" << count << " density=" << density << " "
-          << testing::name_of(pattern) << " " << name_of(type) << " " << name_of(op) << " msg=" << message_bytes
-          << " window=" << window << " eager=" << eager_limit << (in_place ? " in-place" : "")
-          << (pairs ? " pairs" : "") << (collecting ? " sparse-output" : "") << " seed=" << seed;
+          << " B=" << block_elems << " count=" << count << " density=" << density << " " << testing::name_of(pattern)
+          << " " << name_of(type) << " " << name_of(op) << " msg=" << message_bytes << " window=" << window
+          << " eager=" << eager_limit << (in_place ? " in-place" : "") << (pairs ? " pairs" : "")
+          << (collecting ? " sparse-output" : "") << " seed=" << seed;
         return s.str();
     }
 };
@@ -75,12 +75,15 @@ void run_scenario(const Scenario &sc) {
     base.layout = layout;
     base.type = sc.type;
     base.op = sc.op;
-    for (int w = 0; w < sc.workers; ++w) base.worker_peer.push_back(w);
+    for (int w = 0; w < sc.workers; ++w)
+        base.worker_peer.push_back(w);
     if (sc.dedicated) {
-        for (int a = 0; a < sc.aggregators; ++a) base.aggregator_peer.push_back(sc.workers + a);
+        for (int a = 0; a < sc.aggregators; ++a)
+            base.aggregator_peer.push_back(sc.workers + a);
     } else {
         std::vector<int> all(static_cast<std::size_t>(sc.workers));
-        for (int w = 0; w < sc.workers; ++w) all[static_cast<std::size_t>(w)] = w;
+        for (int w = 0; w < sc.workers; ++w)
+            all[static_cast<std::size_t>(w)] = w;
         std::shuffle(all.begin(), all.end(), rng);
         base.aggregator_peer.assign(all.begin(), all.begin() + sc.aggregators);
         std::sort(base.aggregator_peer.begin(), base.aggregator_peer.end());
@@ -98,7 +101,8 @@ void run_scenario(const Scenario &sc) {
     std::vector<bool> in_union(sc.count, false);
     for (int w = 0; w < sc.workers; ++w) {
         const auto on = testing::block_pattern(sc.pattern, layout.num_blocks(), sc.density, w, sc.workers, sc.seed);
-        inputs.push_back(testing::make_vector(sc.type, sc.count, sc.block_elems, on, sc.seed * 31 + static_cast<unsigned>(w)));
+        inputs.push_back(
+            testing::make_vector(sc.type, sc.count, sc.block_elems, on, sc.seed * 31 + static_cast<unsigned>(w)));
         // The output starts as garbage: everything the reduction does not write must be caught.
         outputs.emplace_back(inputs.back().size(), sc.pairs ? std::byte{0} : std::byte{0xAB});
         if (sc.in_place) outputs.back() = inputs.back();
@@ -132,7 +136,8 @@ void run_scenario(const Scenario &sc) {
         StreamSpec &spec = specs[ur];
         spec.my_worker = r < sc.workers ? r : -1;
         auto it = std::find(spec.aggregator_peer.begin(), spec.aggregator_peer.end(), r);
-        spec.my_aggregator = it == spec.aggregator_peer.end() ? -1 : static_cast<int>(it - spec.aggregator_peer.begin());
+        spec.my_aggregator =
+            it == spec.aggregator_peer.end() ? -1 : static_cast<int>(it - spec.aggregator_peer.begin());
         const ContributionSource *source = nullptr;
         ResultSink *sink = nullptr;
         if (spec.my_worker >= 0 && sc.pairs) {
@@ -155,8 +160,8 @@ void run_scenario(const Scenario &sc) {
             source = sources[ur].get();
             sink = sinks[ur].get();
         }
-        ops[ur] = std::make_unique<StreamingOperation>(spec, fabric.transport(r), resources[ur], counters[ur],
-                                                       source, sink);
+        ops[ur] =
+            std::make_unique<StreamingOperation>(spec, fabric.transport(r), resources[ur], counters[ur], source, sink);
         fabric.set_sink(r, [op = ops[ur].get()](InboundMessage &&m) { op->on_message(std::move(m)); });
     }
     // Round-robin all ranks until done; a livelock shows up as the iteration cap.
@@ -172,7 +177,8 @@ void run_scenario(const Scenario &sc) {
         }
     }
     ASSERT_TRUE(all_done) << "the protocol did not finish";
-    for (int r = 0; r < ranks; ++r) EXPECT_EQ(ops[static_cast<std::size_t>(r)]->error(), "") << "rank " << r;
+    for (int r = 0; r < ranks; ++r)
+        EXPECT_EQ(ops[static_cast<std::size_t>(r)]->error(), "") << "rank " << r;
     EXPECT_EQ(fabric.outstanding(), 0u) << "payloads neither fetched nor released";
     for (int w = 0; w < sc.workers; ++w) {
         const auto uw = static_cast<std::size_t>(w);
@@ -188,7 +194,8 @@ void run_scenario(const Scenario &sc) {
             for (std::size_t j = 0; j < idx.size(); ++j)
                 ASSERT_EQ(std::memcmp(val.data() + j * layout.elem_size,
                                       expected.data() + static_cast<std::size_t>(idx[j]) * layout.elem_size,
-                                      layout.elem_size), 0)
+                                      layout.elem_size),
+                          0)
                     << "worker " << w << ": value of index " << idx[j];
             continue;
         }

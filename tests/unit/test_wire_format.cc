@@ -12,11 +12,11 @@ namespace {
 WireHeader valid_header() {
     WireHeader h;
     h.kind = MessageKind::Contribution;
-    h.elem_type = 0; // F32
-    h.reduce_op = 0; // sum
+    h.elem_type = 0;  // F32
+    h.reduce_op = 0;  // sum
     h.block_elems = 4;
     h.num_workers = 2;
-    h.count = 40; // 10 blocks of 16 bytes
+    h.count = 40;  // 10 blocks of 16 bytes
     h.shard_lo = 2;
     h.shard_hi = 8;
     h.begin = 2;
@@ -33,29 +33,29 @@ TEST(WireFormat, HeaderChecks) {
     h.magic = 0;
     EXPECT_NE(check_header(h, sizeof h), nullptr);
     h = valid_header();
-    h.shard_hi = 11; // beyond the vector's 10 blocks
+    h.shard_hi = 11;  // beyond the vector's 10 blocks
     EXPECT_NE(check_header(h, sizeof h), nullptr);
     h = valid_header();
-    h.end = 9; // beyond the shard
+    h.end = 9;  // beyond the shard
     EXPECT_NE(check_header(h, sizeof h), nullptr);
     h = valid_header();
-    h.nblocks = 7; // more than the range holds
+    h.nblocks = 7;  // more than the range holds
     EXPECT_NE(check_header(h, sizeof h), nullptr);
     h = valid_header();
     h.elem_type = 0;
-    h.reduce_op = 1; // bor on float
+    h.reduce_op = 1;  // bor on float
     EXPECT_NE(check_header(h, sizeof h), nullptr);
     h = valid_header();
     h.flags = kDenseRun;
     h.first = 5;
-    h.nblocks = 4; // 5..8 runs past end 8
+    h.nblocks = 4;  // 5..8 runs past end 8
     EXPECT_NE(check_header(h, sizeof h), nullptr);
 }
 
 TEST(WireFormat, PackedPayloadLengthAndIndexOrder) {
     auto h = valid_header();
     h.nblocks = 2;
-    std::vector<std::uint32_t> payload(8 + 2); // two 16-byte blocks, then two block numbers
+    std::vector<std::uint32_t> payload(8 + 2);  // two 16-byte blocks, then two block numbers
     payload[8] = 1;
     payload[9] = 4;
     MessageView view;
@@ -92,7 +92,7 @@ TEST(WireFormat, DenseRunWithPresence) {
 
 TEST(WireFormat, PartialLastBlockLength) {
     WireHeader h = valid_header();
-    h.count = 38; // last block (9) has 2 elements
+    h.count = 38;  // last block (9) has 2 elements
     h.shard_hi = 10;
     h.end = 10;
     h.begin = 8;

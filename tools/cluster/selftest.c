@@ -32,10 +32,11 @@ static void if_bytes(uint64_t *rx, uint64_t *tx) {
         unsigned long long v[9];
         if (!colon) continue;
         *colon = '\0';
-        while (*name == ' ') name++;
+        while (*name == ' ')
+            name++;
         if (strcmp(name, NODE_IF) != 0) continue;
-        if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7], &v[8]) == 9) {
+        if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7], &v[8]) == 9) {
             *rx = v[0];
             *tx = v[8];
         }
@@ -105,10 +106,12 @@ int main(int argc, char **argv) {
         snprintf(me, sizeof me, "%s", host);
         MPI_Allgather(me, 64, MPI_CHAR, all, 64, MPI_CHAR, MPI_COMM_WORLD);
         MPI_Allgather(me, 64, MPI_CHAR, lall, 64, MPI_CHAR, local);
-        for (i = 0; i < lsize; i++) same &= strcmp(lall + 64 * i, me) == 0;
+        for (i = 0; i < lsize; i++)
+            same &= strcmp(lall + 64 * i, me) == 0;
         for (i = 0; i < size; i++) {
             int j, seen = 0;
-            for (j = 0; j < i; j++) seen |= strcmp(all + 64 * i, all + 64 * j) == 0;
+            for (j = 0; j < i; j++)
+                seen |= strcmp(all + 64 * i, all + 64 * j) == 0;
             distinct += !seen;
         }
         for (i = 0; i < size; i++) {
@@ -134,13 +137,15 @@ int main(int argc, char **argv) {
         float *in = malloc(sizeof(float) * n), *out = malloc(sizeof(float) * n);
         int i, ok = 1;
         double t, tmax;
-        for (i = 0; i < n; i++) in[i] = (float)(rank + 1);
+        for (i = 0; i < n; i++)
+            in[i] = (float)(rank + 1);
         MPI_Barrier(MPI_COMM_WORLD);
         t = MPI_Wtime();
         MPI_Allreduce(in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         t = MPI_Wtime() - t;
         MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        for (i = 0; i < n; i++) ok &= out[i] == (float)size * (size + 1) / 2;
+        for (i = 0; i < n; i++)
+            ok &= out[i] == (float)size * (size + 1) / 2;
         if (rank == 0) printf("allreduce 16 MiB float on %d ranks: %.3f s\n", size, tmax);
         check(rank, ok, "allreduce 16 MiB result");
         free(in);

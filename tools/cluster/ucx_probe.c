@@ -28,23 +28,23 @@ static uint64_t eth0_tx(void) {
         char *c = strchr(line, ':'), *name = line;
         if (!c) continue;
         *c = '\0';
-        while (*name == ' ') name++;
-        if (strcmp(name, "eth0") == 0 &&
-            sscanf(c + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                   &v[5], &v[6], &v[7], &v[8]) == 9)
+        while (*name == ' ')
+            name++;
+        if (strcmp(name, "eth0") == 0 && sscanf(c + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+                                                &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9)
             tx = v[8];
     }
     fclose(f);
     return tx;
 }
 
-#define UCS_CHECK(call)                                                                   \
-    do {                                                                                  \
-        ucs_status_t s_ = (call);                                                         \
-        if (s_ != UCS_OK) {                                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, ucs_status_string(s_));             \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                                 \
-        }                                                                                 \
+#define UCS_CHECK(call)                                                                                                \
+    do {                                                                                                               \
+        ucs_status_t s_ = (call);                                                                                      \
+        if (s_ != UCS_OK) {                                                                                            \
+            fprintf(stderr, "%s failed: %s\n", #call, ucs_status_string(s_));                                          \
+            MPI_Abort(MPI_COMM_WORLD, 3);                                                                              \
+        }                                                                                                              \
     } while (0)
 
 static void wait_req(ucp_worker_h w, void *req) {
@@ -53,7 +53,8 @@ static void wait_req(ucp_worker_h w, void *req) {
         fprintf(stderr, "ucx request failed: %s\n", ucs_status_string(UCS_PTR_STATUS(req)));
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(w);
+    while (ucp_request_check_status(req) == UCS_INPROGRESS)
+        ucp_worker_progress(w);
     ucp_request_free(req);
 }
 
@@ -158,18 +159,19 @@ int main(int argc, char **argv) {
             ucx_barrier(worker);
             tx1 = eth0_tx();
             if (i == 0)
-                ok = strstr(tls, "tcp/eth0") && !strstr(tls, "sysv") && !strstr(tls, "posix") &&
-                     !strstr(tls, "cma") && tx1 - tx0 >= MSG_BYTES;
+                ok = strstr(tls, "tcp/eth0") && !strstr(tls, "sysv") && !strstr(tls, "posix") && !strstr(tls, "cma") &&
+                     tx1 - tx0 >= MSG_BYTES;
             else
                 ok = !strstr(tls, "tcp") && tx1 - tx0 < (1u << 20);
             ok &= rbuf[0] == 7 && rbuf[MSG_BYTES - 1] == 7;
-            snprintf(text, sizeof text, "rank %d -> %d (%s): transports [%s], eth0 tx +%llu bytes: %s", rank,
-                     peers[i], what[i], tls, (unsigned long long)(tx1 - tx0), ok ? "ok" : "FAILED");
+            snprintf(text, sizeof text, "rank %d -> %d (%s): transports [%s], eth0 tx +%llu bytes: %s", rank, peers[i],
+                     what[i], tls, (unsigned long long)(tx1 - tx0), ok ? "ok" : "FAILED");
             {
                 char *lines = rank == 0 ? malloc((size_t)size * 512) : NULL;
                 int r;
                 MPI_Gather(text, 512, MPI_CHAR, lines, 512, MPI_CHAR, 0, MPI_COMM_WORLD);
-                for (r = 0; rank == 0 && r < size; r++) printf("%s\n", lines + 512 * r);
+                for (r = 0; rank == 0 && r < size; r++)
+                    printf("%s\n", lines + 512 * r);
                 free(lines);
             }
             failures += !ok;

@@ -97,8 +97,7 @@ UcxWorker::UcxWorker(Router router) : router_(std::move(router)) {
         handler.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
         check_ucx(ucp_worker_set_am_recv_handler(worker_, &handler), "ucp_worker_set_am_recv_handler");
 
-        if ((params.features & UCP_FEATURE_WAKEUP) && ucp_worker_get_efd(worker_, &event_fd_) != UCS_OK)
-            event_fd_ = -1;
+        if ((params.features & UCP_FEATURE_WAKEUP) && ucp_worker_get_efd(worker_, &event_fd_) != UCS_OK) event_fd_ = -1;
     } catch (...) {
         ucp_worker_destroy(worker_);
         ucp_cleanup(context_);
@@ -107,34 +106,13 @@ UcxWorker::UcxWorker(Router router) : router_(std::move(router)) {
 }
 
 UcxWorker::~UcxWorker() {
-    close_endpoints();
-    for (void *data : deferred_releases_) ucp_am_data_release(worker_, data);
+    // Endpoints are not closed one by one: a flushing close needs the peer alive, and at
+    // MPI_Finalize peers may already be gone (TCP then times out, loudly). Every operation completed
+    // before this point (ranks leave each operation together), so the worker discards them safely.
+    for (void *data : deferred_releases_)
+        ucp_am_data_release(worker_, data);
     ucp_worker_destroy(worker_);
     ucp_cleanup(context_);
-}
-
-void UcxWorker::close_endpoints() {
-    std::vector<void *> pending;
-    for (auto &[address, ep] : endpoints_) {
-        ucp_request_param_t param{};
-        ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param); // flush mode: outstanding ops finish
-        if (UCS_PTR_IS_PTR(request)) pending.push_back(request);
-    }
-    endpoints_.clear();
-    // A peer that is already gone must not hang process exit: give the flush a bounded time.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (!pending.empty() && std::chrono::steady_clock::now() < deadline) {
-        ucp_worker_progress(worker_);
-        for (auto it = pending.begin(); it != pending.end();) {
-            if (ucp_request_check_status(*it) != UCS_INPROGRESS) {
-                ucp_request_free(*it);
-                it = pending.erase(it);
-            } else {
-                ++it;
-            }
-        }
-    }
-    for (void *request : pending) ucp_request_free(request);
 }
 
 ucp_ep_h UcxWorker::endpoint(const std::string &address) {
@@ -149,8 +127,8 @@ ucp_ep_h UcxWorker::endpoint(const std::string &address) {
     return ep;
 }
 
-ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::size_t header_length,
-                                          void *data, std::size_t length, const ucp_am_recv_param_t *param) {
+ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::size_t header_length, void *data,
+                                          std::size_t length, const ucp_am_recv_param_t *param) {
     auto *self = static_cast<UcxWorker *>(arg);
     const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     if (header_length != sizeof(WireHeader)) {
@@ -188,8 +166,7 @@ ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::si
     return keep;
 }
 
-void UcxWorker::send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes,
-                     Completion &done) {
+void UcxWorker::send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) {
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.send = &on_send_done;
@@ -203,7 +180,7 @@ void UcxWorker::fetch(InboundMessage &message, void *dest, Completion &done) {
     param.cb.recv_am = &on_recv_done;
     param.user_data = &done;
     void *handle = message.handle;
-    message.handle = nullptr; // UCX owns the descriptor from here on
+    message.handle = nullptr;  // UCX owns the descriptor from here on
     message.storage = kNoPayload;
     track(ucp_am_recv_data_nbx(worker_, handle, dest, message.bytes, &param), done);
 }
@@ -219,15 +196,18 @@ void UcxWorker::release(InboundMessage &message) {
         delete[] static_cast<std::byte *>(handle);
     } else if (storage == kUcxData || storage == kRendezvous) {
         // Inside the callback UCX still owns the descriptor until we return: release afterwards.
-        if (in_callback_) deferred_releases_.push_back(handle);
-        else ucp_am_data_release(worker_, handle);
+        if (in_callback_)
+            deferred_releases_.push_back(handle);
+        else
+            ucp_am_data_release(worker_, handle);
     }
 }
 
 bool UcxWorker::progress() {
     const unsigned events = ucp_worker_progress(worker_);
     if (!deferred_releases_.empty()) {
-        for (void *data : deferred_releases_) ucp_am_data_release(worker_, data);
+        for (void *data : deferred_releases_)
+            ucp_am_data_release(worker_, data);
         deferred_releases_.clear();
     }
     if (events > 0) idle_polls_ = 0;
@@ -248,7 +228,7 @@ void UcxWorker::wait() {
         return;
     }
     const ucs_status_t armed = ucp_worker_arm(worker_);
-    if (armed == UCS_ERR_BUSY) return; // events arrived meanwhile: go and progress them
+    if (armed == UCS_ERR_BUSY) return;  // events arrived meanwhile: go and progress them
     if (armed != UCS_OK) {
         sched_yield();
         return;

@@ -38,9 +38,8 @@ class UcxWorker {
     void wait();
 
   private:
-    static ucs_status_t on_active_message(void *arg, const void *header, std::size_t header_length,
-                                          void *data, std::size_t length, const ucp_am_recv_param_t *param);
-    void close_endpoints();
+    static ucs_status_t on_active_message(void *arg, const void *header, std::size_t header_length, void *data,
+                                          std::size_t length, const ucp_am_recv_param_t *param);
 
     Router router_;
     ucp_context_h context_ = nullptr;
@@ -51,21 +50,17 @@ class UcxWorker {
     int idle_polls_ = 0;
     std::chrono::steady_clock::time_point idle_since_{};
     bool in_callback_ = false;
-    std::vector<void *> deferred_releases_; // eager data released from inside the callback
+    std::vector<void *> deferred_releases_;  // eager data released from inside the callback
 };
 
 // The Transport of one communicator: group rank -> endpoint.
 class UcxLinks final : public Transport {
   public:
-    UcxLinks(UcxWorker &worker, std::vector<ucp_ep_h> endpoints)
-        : worker_(worker), endpoints_(std::move(endpoints)) {}
-    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes,
-              Completion &done) override {
+    UcxLinks(UcxWorker &worker, std::vector<ucp_ep_h> endpoints) : worker_(worker), endpoints_(std::move(endpoints)) {}
+    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) override {
         worker_.send(endpoints_[static_cast<std::size_t>(peer)], header, payload, bytes, done);
     }
-    void fetch(InboundMessage &message, void *dest, Completion &done) override {
-        worker_.fetch(message, dest, done);
-    }
+    void fetch(InboundMessage &message, void *dest, Completion &done) override { worker_.fetch(message, dest, done); }
     void release(InboundMessage &message) override { worker_.release(message); }
     bool progress() override { return worker_.progress(); }
     void wait() override { worker_.wait(); }
