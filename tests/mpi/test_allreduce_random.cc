@@ -81,7 +81,7 @@ void check_case(const Case &c, CommCache &comms) {
     MPI_Comm comm = comms.get(c.algorithm, c.block);
     int rc;
     if (c.in_place) {
-        std::memcpy(ours.data(), input.data(), input.size());
+        if (!input.empty()) std::memcpy(ours.data(), input.data(), input.size());
         rc = MPIX_Sparse_allreduce(MPI_IN_PLACE, ours.data(), static_cast<MPI_Count>(c.count), c.type.mpi, c.op.mpi,
                                    comm);
     } else {

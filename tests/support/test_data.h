@@ -194,7 +194,7 @@ inline std::vector<std::byte> reference_reduce(ElementType type, ReduceOp op,
 // Index of the first differing element, or -1.
 inline long long first_difference(const std::vector<std::byte> &a, const std::vector<std::byte> &b, std::size_t elem) {
     if (a.size() != b.size()) return 0;
-    if (std::memcmp(a.data(), b.data(), a.size()) == 0) return -1;
+    if (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0) return -1;
     for (std::size_t i = 0; i < a.size(); i += elem)
         if (std::memcmp(a.data() + i, b.data() + i, elem) != 0) return static_cast<long long>(i / elem);
     return -1;

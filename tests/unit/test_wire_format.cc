@@ -55,7 +55,7 @@ TEST(WireFormat, HeaderChecks) {
 TEST(WireFormat, PackedPayloadLengthAndIndexOrder) {
     auto h = valid_header();
     h.nblocks = 2;
-    std::vector<std::uint32_t> payload(8 + 2);  // two 16-byte blocks, then two block numbers
+    std::vector<std::uint32_t> payload(8 + 2 + 1);  // two 16-byte blocks, two block numbers, a spare word
     payload[8] = 1;
     payload[9] = 4;
     MessageView view;
@@ -66,6 +66,7 @@ TEST(WireFormat, PackedPayloadLengthAndIndexOrder) {
     EXPECT_EQ(view.first, 2u);
     EXPECT_EQ(view.index[1], 4u);
     EXPECT_NE(check_payload(h, kLayout, p, 36, &view), nullptr) << "short payload";
+    payload[10] = 4; // a 44-byte payload ending in "4" would parse as numbers {?, 4}: length decides
     EXPECT_NE(check_payload(h, kLayout, p, 44, &view), nullptr) << "long payload";
     payload[9] = 1;
     EXPECT_NE(check_payload(h, kLayout, p, 40, &view), nullptr) << "block numbers must ascend";
