@@ -17,10 +17,19 @@ namespace {
 
 constexpr ErrorId kNoError = ErrorId::Count_;
 
-// The dense vector of this rank's pairs: zeros, then each pair (duplicates combined with op through
-// MPI_Reduce_local, which serves any type and op).
-void densify(const ElementInput &in, std::byte *dense, std::size_t extent) {
-    fill_zero(dense, static_cast<std::size_t>(in.count) * extent, false);
+// The dense vector of this rank's pairs: zeros, then each pair. Canonical pairs (sorted, unique,
+// already combined) are scattered; raw pairs combine duplicates with op through MPI_Reduce_local,
+// which serves any type and op.
+void densify(const ElementInput &in, const SortedPairs *canonical, std::byte *dense, std::size_t extent) {
+    const std::size_t bytes = static_cast<std::size_t>(in.count) * extent;
+    fill_zero(dense, bytes, bytes >= kStreamingFillBytes);
+    store_fence();
+    if (canonical != nullptr) {
+        for (std::size_t i = 0; i < canonical->size; ++i)
+            std::memcpy(dense + static_cast<std::size_t>(canonical->indices[i]) * extent,
+                        canonical->values + i * extent, extent);
+        return;
+    }
     std::vector<std::uint8_t> seen(static_cast<std::size_t>(in.count), 0);
     const auto *values = static_cast<const std::byte *>(in.values);
     for (std::int64_t i = 0; i < in.nnz; ++i) {
@@ -38,14 +47,15 @@ void densify(const ElementInput &in, std::byte *dense, std::size_t extent) {
 
 // Dense path for any type and op. With a sparse output, the union comes from a bitwise OR of
 // per-rank presence bitmaps.
-void serve_dense(CommState &state, const ElementInput &in, const ElementOutput &out, std::size_t extent) {
+void serve_dense(CommState &state, const ElementInput &in, const SortedPairs *canonical, const ElementOutput &out,
+                 std::size_t extent) {
     std::vector<std::byte> scratch;
     std::byte *dense = static_cast<std::byte *>(out.dense);
     if (dense == nullptr) {
         scratch.resize(static_cast<std::size_t>(in.count) * extent);
         dense = scratch.data();
     }
-    densify(in, dense, extent);
+    densify(in, canonical, dense, extent);
     if (state.size() > 1)
         dense_allreduce(state, MPI_IN_PLACE, dense, static_cast<std::uint64_t>(in.count), in.datatype, in.op);
     if (out.indices != nullptr) {
@@ -112,6 +122,7 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
     const std::uint32_t elem = call.sparse_capable ? static_cast<std::uint32_t>(element_size(call.type)) : 4;
     call.layout = BlockLayout{local_error == kNoError ? static_cast<std::uint64_t>(in.count) : 0, 1, elem};
     call.nonzero = pairs.size;
+    call.output_to_zero = out.dense != nullptr;
     PairsSource source(pairs.indices, pairs.values, pairs.size, elem);
 
     Plan plan;
@@ -120,7 +131,7 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
         if (local_error != kNoError) fail(local_error);
     }
     if (!call.sparse_capable || state.size() == 1 || plan.algorithm == Algorithm::Dense) {
-        serve_dense(state, in, out, static_cast<std::size_t>(extent));
+        serve_dense(state, in, call.sparse_capable ? &pairs : nullptr, out, static_cast<std::size_t>(extent));
         return;
     }
     if (out.dense != nullptr) {

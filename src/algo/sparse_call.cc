@@ -62,6 +62,7 @@ Plan agree_on_plan(CommState &state, const SparseCall &call, const ContributionS
     d.nonzero_max = static_cast<std::uint64_t>(v[AgreementFields::kNonzero].max);
     d.bins.assign(v.begin() + AgreementFields::kHeader, v.end());
     d.bin_width = width;
+    d.output_to_zero = call.output_to_zero;
     Plan plan = make_plan(d, state.config());
     if (!call.sparse_capable) {
         plan.algorithm = Algorithm::Dense;

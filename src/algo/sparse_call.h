@@ -19,7 +19,8 @@ struct SparseCall {
     BlockLayout layout;
     ElementType type = ElementType::F32;
     ReduceOp op = ReduceOp::Sum;
-    bool sparse_capable = true;  // false: type/op codes are placeholders, the dense path serves
+    bool sparse_capable = true;   // false: type/op codes are placeholders, the dense path serves
+    bool output_to_zero = false;  // the sparse paths must zero a dense output themselves
     std::uint64_t nonzero = 0;   // this rank's blocks with data
 };
 

@@ -27,9 +27,16 @@ struct CostParams {
     double sparse_alpha_us = 80.0;
     double sparse_beta_ns = 0.27;
     double sparse_copy_ns = 0.38;
+    // ns of per-block work (accumulate, list, place) per block the busiest rank handles: invisible for
+    // 256-element blocks, dominant for the element variant's one-element blocks.
+    double sparse_block_ns = 3.0;
     // Allgather of non-zero blocks or pairs: latency per log2(P) step (µs), ns per byte gathered.
     double allgather_alpha_us = 30.0;
     double allgather_beta_ns = 1.5;
+    double allgather_block_ns = 5.0; // per block merged (P * D)
+    // ns per byte of an output the sparse algorithms must zero themselves (the element variant's dense
+    // output; the block variant zeroes during its scan, before the choice).
+    double memory_ns = 0.15;
     // A sparse algorithm must be predicted this much faster than dense to be chosen: dense is never
     // worse than MPI_Allreduce, so uncertainty should fall on its side.
     double sparse_margin = 1.15;

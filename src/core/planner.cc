@@ -52,11 +52,13 @@ CostFeatures cost_features(const Demand &d) {
     constexpr double kNsPerUs = 1e3;
     f.dense[0] = 1.0;
     f.dense[1] = 2.0 * (P - 1) / P * N / kNsPerUs;
-    double busiest;
+    // Blocks the busiest rank sends or receives (contributions, then the union), then in bytes.
+    double busiest_blocks;
     if (d.dedicated)
-        busiest = bb * std::max(S / A + (U / A) * P, D + U);
+        busiest_blocks = std::max(S / A + (U / A) * P, D + U);
     else
-        busiest = bb * (D * (A - 1) / A + (S / A) * (P - 1) / P + (U / A) * (P - 1) + U * (A - 1) / A);
+        busiest_blocks = D * (A - 1) / A + (S / A) * (P - 1) / P + (U / A) * (P - 1) + U * (A - 1) / A;
+    const double busiest = bb * busiest_blocks;
     // Messages travel as dense runs (no copy) only when whole runs of blocks are present; with any
     // gaps in a dense-ish union, contributions are gathered and results placed block by block.
     const bool union_full = U >= 0.999 * blocks && D >= 0.999 * blocks;
@@ -64,8 +66,11 @@ CostFeatures cost_features(const Demand &d) {
     f.aggregator[0] = 1.0;
     f.aggregator[1] = busiest / kNsPerUs;
     f.aggregator[2] = packed / kNsPerUs;
+    f.aggregator[3] = busiest_blocks / kNsPerUs;
     f.allgather[0] = std::ceil(std::log2(std::max(P, 2.0)));
     f.allgather[1] = P * D * (bb + 8.0) / kNsPerUs;
+    f.allgather[2] = P * D / kNsPerUs;
+    f.output_zero = d.output_to_zero ? N / kNsPerUs : 0.0;
     return f;
 }
 
@@ -75,9 +80,11 @@ CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
     e.union_blocks = f.union_blocks;
     e.dense_us =
         c.dense_alpha_us * f.dense[0] + dense_ns_per_byte(c, static_cast<double>(d.layout.total_bytes())) * f.dense[1];
-    e.aggregator_us =
-        c.sparse_alpha_us * f.aggregator[0] + c.sparse_beta_ns * f.aggregator[1] + c.sparse_copy_ns * f.aggregator[2];
-    e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1];
+    const double zero = c.memory_ns * f.output_zero;
+    e.aggregator_us = c.sparse_alpha_us * f.aggregator[0] + c.sparse_beta_ns * f.aggregator[1] +
+                      c.sparse_copy_ns * f.aggregator[2] + c.sparse_block_ns * f.aggregator[3] + zero;
+    e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1] +
+                     c.allgather_block_ns * f.allgather[2] + zero;
     return e;
 }
 

@@ -24,6 +24,7 @@ struct Demand {
     std::uint64_t nonzero_max = 0;  // the most any worker has
     std::vector<SumMax> bins;       // blocks with data per bin of bin_width blocks: sum and max
     std::uint64_t bin_width = 1;
+    bool output_to_zero = false;  // a sparse algorithm must zero the whole output (element variant)
 };
 
 struct CostEstimate {
@@ -37,10 +38,13 @@ struct CostEstimate {
 struct CostFeatures {
     // dense: {1, 2(P-1)/P * N in thousands of bytes} x {alpha_us, ns per byte (dense_ns_per_byte)}
     double dense[2] = {};
-    // aggregator: {1, busiest-rank bytes, packed bytes} x {alpha_us, beta_ns, copy_ns}
-    double aggregator[3] = {};
-    // allgather: {log2 steps, gathered bytes} x {alpha_us, beta_ns}
-    double allgather[2] = {};
+    // aggregator: {1, busiest-rank bytes, packed bytes, busiest-rank blocks}
+    //             x {alpha_us, beta_ns, copy_ns, block_ns}
+    double aggregator[4] = {};
+    // allgather: {log2 steps, gathered bytes, merged blocks} x {alpha_us, beta_ns, block_ns}
+    double allgather[3] = {};
+    // both sparse algorithms: output bytes to zero x memory_ns
+    double output_zero = 0;
     double union_blocks = 0;
 };
 CostFeatures cost_features(const Demand &demand);
