@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "algo/buffer_pool.h"
@@ -69,27 +70,39 @@ struct StreamResources {
 
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }
+
+    // Recycles the sends of `list` the transport has completed; the first failure goes to *failure
+    // (when given). True when any completed.
+    bool recycle_sent(std::vector<std::unique_ptr<OutboundMessage>> &list, std::string *failure) {
+        return recycle(list, outbound, [&](OutboundMessage &m) {
+            if (!m.sent.done()) return false;
+            if (m.sent.failed && failure != nullptr && failure->empty()) *failure = m.sent.failure;
+            return true;
+        });
+    }
     // Recycles what completed; true when nothing is left draining.
     bool reap() {
-        for (auto it = draining.begin(); it != draining.end();) {
-            if (!(*it)->sent.done()) {
-                ++it;
-                continue;
-            }
-            buffers.release(std::move((*it)->buffer));
-            outbound.put(std::move(*it));
-            it = draining.erase(it);
-        }
-        for (auto it = draining_pieces.begin(); it != draining_pieces.end();) {
-            if (!(*it)->fetch.done()) {
-                ++it;
-                continue;
-            }
-            buffers.release(std::move((*it)->buffer));
-            inbound.put(std::move(*it));
-            it = draining_pieces.erase(it);
-        }
+        recycle_sent(draining, nullptr);
+        recycle(draining_pieces, inbound, [](InboundPiece &p) { return p.fetch.done(); });
         return draining.empty() && draining_pieces.empty();
+    }
+
+  private:
+    // Moves the entries of `list` that `finished` accepts back to their recycler, buffers to the pool.
+    template <class T, class Finished>
+    bool recycle(std::vector<std::unique_ptr<T>> &list, Recycler<T> &recycler, Finished &&finished) {
+        bool any = false;
+        for (auto it = list.begin(); it != list.end();) {
+            if (!finished(**it)) {
+                ++it;
+                continue;
+            }
+            buffers.release(std::move((*it)->buffer));
+            recycler.put(std::move(*it));
+            it = list.erase(it);
+            any = true;
+        }
+        return any;
     }
 };
 

@@ -187,18 +187,9 @@ bool WorkerRole::poll_fetches() {
 }
 
 bool WorkerRole::reap_sends() {
-    bool progressed = false;
-    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-        if (!(*it)->sent.done()) {
-            ++it;
-            continue;
-        }
-        if ((*it)->sent.failed) fail("sending a contribution failed: " + (*it)->sent.failure);
-        res_.buffers.release(std::move((*it)->buffer));
-        res_.outbound.put(std::move(*it));
-        it = in_flight_.erase(it);
-        progressed = true;
-    }
+    std::string failure;
+    const bool progressed = res_.recycle_sent(in_flight_, &failure);
+    if (!failure.empty()) fail("sending a contribution failed: " + failure);
     return progressed;
 }
 

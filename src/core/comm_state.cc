@@ -1,5 +1,7 @@
 #include "core/comm_state.h"
 
+#include "algo/message_queue.h"
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -161,14 +163,9 @@ void CommState::run_stream(const StreamSpec &spec, const ContributionSource *sou
     StreamingOperation op(spec, transport, resources_, counters, source, sink);
     active_ = &op;
     // Messages of this operation that arrived while this rank was still busy with earlier ones.
-    for (auto it = early_.begin(); it != early_.end();) {
-        if (it->header.seq == spec.seq) {
-            op.on_message(std::move(*it));
-            it = early_.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    deliver_queued(
+        early_, [&](const InboundMessage &m) { return m.header.seq == spec.seq; },
+        [&](InboundMessage &&m) { op.on_message(std::move(m)); });
     if (!protocol_error_.empty()) {
         op.fail(protocol_error_);
         protocol_error_.clear();

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "algo/message_queue.h"
 #include "core/comm_state.h"
 #include "core/error.h"
 #include "core/library.h"
@@ -121,14 +122,9 @@ bool DedicatedAggregator::start_next() {
     spec_.message_bytes = config_.message_bytes;
     spec_.window = config_.window;
     op_.emplace(spec_, links_, resources_, counters_, nullptr, nullptr);
-    for (auto it = queued_.begin(); it != queued_.end();) {
-        if (it->header.seq == next_seq_) {
-            op_->on_message(std::move(*it));
-            it = queued_.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    deliver_queued(
+        queued_, [&](const InboundMessage &m) { return m.header.seq == next_seq_; },
+        [&](InboundMessage &&m) { op_->on_message(std::move(m)); });
     return true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "algo/message_queue.h"
 #include "core/comm_state.h"
 #include "core/error.h"
 #include "core/error_registry.h"
@@ -129,14 +130,9 @@ std::uint32_t Library::agree_context(MPI_Comm comm) {
 void Library::register_sink(std::uint32_t context, MessageSink *sink) {
     sinks_[context] = sink;
     // Messages that arrived before this rank created the context.
-    for (auto it = unrouted_.begin(); it != unrouted_.end();) {
-        if (it->header.context == context) {
-            sink->on_message(std::move(*it));
-            it = unrouted_.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    deliver_queued(
+        unrouted_, [&](const InboundMessage &m) { return m.header.context == context; },
+        [&](InboundMessage &&m) { sink->on_message(std::move(m)); });
 }
 
 void Library::unregister_sink(std::uint32_t context) {
