@@ -78,6 +78,8 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
     std::size_t filled = 0;
     auto flush = [&](std::uint64_t end) {
         MessageView view;
+        view.cover_begin = cover;
+        view.cover_end = end;
         view.first = cover;
         view.n = filled;
         view.data = out_data;

@@ -135,13 +135,12 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
         return;
     }
     if (out.dense != nullptr) {
-        // Zeros first, with streaming stores (the output is not read back), then the union lands on
-        // them: measured cheaper than writing zeros and values in one pass when ranks share cores.
-        auto *dense = static_cast<std::byte *>(out.dense);
-        fill_zero(dense, call.layout.total_bytes(), call.layout.total_bytes() >= kStreamingFillBytes);
-        store_fence();
-        DenseResultSink sink(dense, call.layout);
+        // The output is written once, a covered range at a time as results arrive: the union's
+        // values with the zeros between them, in cache tiles streamed to memory. Zero-filling first
+        // and scattering after costs a second pass over every line that receives a value.
+        DenseResultSink sink(static_cast<std::byte *>(out.dense), call.layout, DenseResultSink::Zeros::Written);
         run_sparse(state, call, plan, source, sink);
+        store_fence();
     } else {
         CollectingResultSink sink(call.layout);
         run_sparse(state, call, plan, source, sink);

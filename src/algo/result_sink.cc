@@ -9,6 +9,20 @@
 namespace mpix::sparse::detail {
 
 void DenseResultSink::write(const MessageView &view) {
+    if (write_zeros_) {
+        const std::size_t end = std::min(layout_.offset_of(view.cover_end), layout_.total_bytes());
+        if (view.dense) {
+            const std::size_t at = layout_.offset_of(view.first);
+            const std::size_t bytes = layout_.run_bytes(view.first, view.n);
+            zero(view.cover_begin, view.first);
+            copy_bytes(out_ + at, view.data, bytes, bytes >= kStreamingFillBytes);
+            zero(view.first + view.n, view.cover_end);
+        } else {
+            write_covered(out_, layout_.offset_of(view.cover_begin), end, view.data, view.index,
+                          static_cast<std::size_t>(view.n), layout_.block_bytes());
+        }
+        return;
+    }
     if (view.n == 0) return;
     if (view.dense) {
         std::byte *dst = out_ + layout_.offset_of(view.first);
@@ -17,6 +31,19 @@ void DenseResultSink::write(const MessageView &view) {
     }
     scatter_blocks(out_, view.data, view.index, view.n, view.first, layout_.block_bytes(),
                    layout_.bytes_of(view.first + view.index[view.n - 1]));
+}
+
+void DenseResultSink::wrote_in_place(std::uint64_t cover_begin, std::uint64_t cover_end, std::uint64_t first,
+                                     std::uint64_t n) {
+    if (!write_zeros_) return;
+    zero(cover_begin, first);
+    zero(first + n, cover_end);
+}
+
+void DenseResultSink::zero(std::uint64_t first, std::uint64_t end) {
+    if (end <= first) return;
+    const std::size_t bytes = layout_.run_bytes(first, end - first);
+    fill_zero(out_ + layout_.offset_of(first), bytes, bytes >= kStreamingFillBytes);
 }
 
 void CollectingResultSink::write(const MessageView &view) {

@@ -20,21 +20,33 @@ class ResultSink {
     // Stores the blocks a result message carries. For a dense output, gap blocks of a dense run are
     // zero bytes and may be copied with the run.
     virtual void write(const MessageView &view) = 0;
-    // A dense run [first, first + n) now sits in in_place(first, n) (with the given presence, or
-    // all present when null).
-    virtual void wrote_in_place(std::uint64_t first, std::uint64_t n, const std::uint32_t *presence) = 0;
+    // A gap-free dense run [first, first + n) of a message covering [cover_begin, cover_end) now
+    // sits in in_place(first, n).
+    virtual void wrote_in_place(std::uint64_t cover_begin, std::uint64_t cover_end, std::uint64_t first,
+                                std::uint64_t n) = 0;
 };
 
 class DenseResultSink final : public ResultSink {
   public:
-    DenseResultSink(std::byte *out, const BlockLayout &layout) : out_(out), layout_(layout) {}
-    std::byte *in_place(std::uint64_t first, std::uint64_t) override { return out_ + layout_.offset_of(first); }
+    // Zeros: already in the output where no result lands (the block path's scan writes them), or
+    // written by the sink itself as the messages covering each range arrive (one pass over the
+    // output; results are then never reduced or fetched into it in place).
+    enum class Zeros { Present, Written };
+    DenseResultSink(std::byte *out, const BlockLayout &layout, Zeros zeros = Zeros::Present)
+        : out_(out), layout_(layout), write_zeros_(zeros == Zeros::Written) {}
+    std::byte *in_place(std::uint64_t first, std::uint64_t) override {
+        return write_zeros_ ? nullptr : out_ + layout_.offset_of(first);
+    }
     void write(const MessageView &view) override;
-    void wrote_in_place(std::uint64_t, std::uint64_t, const std::uint32_t *) override {}
+    void wrote_in_place(std::uint64_t cover_begin, std::uint64_t cover_end, std::uint64_t first,
+                        std::uint64_t n) override;
 
   private:
+    void zero(std::uint64_t first, std::uint64_t end);  // blocks [first, end)
+
     std::byte *out_;
     BlockLayout layout_;
+    bool write_zeros_;
 };
 
 // Collects (index, value) pairs of a block-size-1 layout. Results arrive per shard and message in
@@ -44,7 +56,7 @@ class CollectingResultSink final : public ResultSink {
     explicit CollectingResultSink(const BlockLayout &layout) : layout_(layout) {}
     std::byte *in_place(std::uint64_t, std::uint64_t) override { return nullptr; }
     void write(const MessageView &view) override;
-    void wrote_in_place(std::uint64_t, std::uint64_t, const std::uint32_t *) override {}
+    void wrote_in_place(std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t) override {}
 
     // Moves the union out, sorted by index.
     void finish(std::vector<std::int64_t> &indices, std::vector<std::byte> &values);

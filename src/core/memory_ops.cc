@@ -1,5 +1,6 @@
 #include "core/memory_ops.h"
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -45,6 +46,32 @@ void fill_zero(std::byte *dst, std::size_t n, bool streaming) {
     std::memset(dst, 0, n);
 }
 
+void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool streaming) {
+#if defined(__SSE2__)
+    if (streaming && n >= 256) {
+        const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
+        std::memcpy(dst, src, head);
+        dst += head;
+        src += head;
+        n -= head;
+        std::size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            const auto *s = reinterpret_cast<const __m128i *>(src + i);
+            const __m128i a = _mm_loadu_si128(s), b = _mm_loadu_si128(s + 1);
+            const __m128i c = _mm_loadu_si128(s + 2), d = _mm_loadu_si128(s + 3);
+            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), a);
+            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 16), b);
+            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), c);
+            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), d);
+        }
+        std::memcpy(dst + i, src + i, n - i);
+        return;
+    }
+#endif
+    (void)streaming;
+    std::memcpy(dst, src, n);
+}
+
 void store_fence() {
 #if defined(__SSE2__)
     _mm_sfence();
@@ -82,6 +109,76 @@ void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *i
     for (std::size_t i = 0; i + 1 < n; ++i)
         copy_block(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes, block_bytes);
     copy_block(dst + (first_block + index[n - 1]) * block_bytes, src + (n - 1) * block_bytes, last_bytes);
+}
+
+namespace {
+
+// Stretches at least this long go to memory with streaming stores; shorter ones are cheaper as
+// ordinary stores, which also keep partial lines at the stretch's ends coherent without a fence.
+constexpr std::size_t kStreamingStretchBytes = 4096;
+
+void write_zero_stretch(std::byte *dst, std::size_t n) {
+    fill_zero(dst, n, n >= kStreamingStretchBytes);
+}
+
+// One-element blocks: the output is built a 4 KiB tile at a time in the cache (zeros, then the
+// tile's elements), and each tile goes out with streaming stores. Tiles without elements are
+// zero-filled directly, a whole empty stretch at once. The tile is zeroed once; after each use only
+// the slots that received elements are cleared again.
+template <std::size_t Bytes>
+void write_covered_elements(std::byte *dst, std::size_t begin, std::size_t end, const std::byte *src,
+                            const std::uint32_t *index, std::size_t n) {
+    constexpr std::size_t kTile = 4096;
+    alignas(64) std::byte tile[kTile] = {};
+    const auto address = reinterpret_cast<std::uintptr_t>(dst);
+    std::size_t at = begin;
+    std::size_t j = 0;
+    while (at < end) {
+        if (j == n) {
+            write_zero_stretch(dst + at, end - at);
+            return;
+        }
+        const std::size_t next = begin + std::size_t{index[j]} * Bytes;
+        // The tile holding the next element starts at the 4 KiB address boundary at or below it.
+        const std::uintptr_t boundary = (address + next) & ~std::uintptr_t{kTile - 1};
+        const std::size_t tile_start = boundary > address + at ? boundary - address : at;
+        if (tile_start > at) {
+            write_zero_stretch(dst + at, tile_start - at);
+            at = tile_start;
+        }
+        const std::size_t stop = std::min(end, at + (kTile - (address + at) % kTile));
+        const std::size_t len = stop - at;
+        const std::size_t first = j;
+        for (; j < n; ++j) {
+            const std::size_t offset = begin + std::size_t{index[j]} * Bytes;
+            if (offset >= stop) break;
+            std::memcpy(tile + (offset - at), src + j * Bytes, Bytes);
+        }
+        copy_bytes(dst + at, tile, len, len == kTile);
+        for (std::size_t i = first; i < j; ++i)
+            std::memset(tile + (begin + std::size_t{index[i]} * Bytes - at), 0, Bytes);
+        at = stop;
+    }
+}
+
+}  // namespace
+
+void write_covered(std::byte *dst, std::size_t begin, std::size_t end, const std::byte *src, const std::uint32_t *index,
+                   std::size_t n, std::size_t block_bytes) {
+    // The tiled path needs whole blocks (no partial final block) aligned to their size.
+    const bool element_aligned =
+        reinterpret_cast<std::uintptr_t>(dst) % block_bytes == 0 && (end - begin) % block_bytes == 0;
+    if (block_bytes == 4 && element_aligned) return write_covered_elements<4>(dst, begin, end, src, index, n);
+    if (block_bytes == 8 && element_aligned) return write_covered_elements<8>(dst, begin, end, src, index, n);
+    std::size_t at = begin;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t offset = begin + std::size_t{index[i]} * block_bytes;
+        write_zero_stretch(dst + at, offset - at);
+        const std::size_t bytes = std::min(block_bytes, end - offset);
+        std::memcpy(dst + offset, src + i * block_bytes, bytes);
+        at = offset + bytes;
+    }
+    write_zero_stretch(dst + at, end - at);
 }
 
 }  // namespace mpix::sparse::detail

@@ -50,6 +50,8 @@ inline std::size_t presence_bytes(std::uint64_t nblocks) {
 
 // A message's blocks, located inside its (checked) payload.
 struct MessageView {
+    std::uint64_t cover_begin = 0;  // the blocks [cover_begin, cover_end) the message settles:
+    std::uint64_t cover_end = 0;    // those it does not carry are zero
     bool dense = false;
     std::uint64_t first = 0;                  // dense: first block of the run; packed: `begin`
     std::uint64_t n = 0;                      // dense: run length; packed: blocks listed

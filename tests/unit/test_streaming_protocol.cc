@@ -103,8 +103,9 @@ void run_scenario(const Scenario &sc) {
         const auto on = testing::block_pattern(sc.pattern, layout.num_blocks(), sc.density, w, sc.workers, sc.seed);
         inputs.push_back(
             testing::make_vector(sc.type, sc.count, sc.block_elems, on, sc.seed * 31 + static_cast<unsigned>(w)));
-        // The output starts as garbage: everything the reduction does not write must be caught.
-        outputs.emplace_back(inputs.back().size(), sc.pairs ? std::byte{0} : std::byte{0xAB});
+        // The output starts as garbage: everything the reduction does not write must be caught (the
+        // block path's scan writes the zeros; the pairs path's sink writes them with the results).
+        outputs.emplace_back(inputs.back().size(), std::byte{0xAB});
         if (sc.in_place) outputs.back() = inputs.back();
         if (sc.pairs) {
             const std::size_t s = layout.elem_size;
@@ -148,7 +149,8 @@ void run_scenario(const Scenario &sc) {
                 collectors[ur] = std::make_unique<CollectingResultSink>(layout);
                 sink = collectors[ur].get();
             } else {
-                sinks[ur] = std::make_unique<DenseResultSink>(outputs[ur].data(), layout);
+                sinks[ur] =
+                    std::make_unique<DenseResultSink>(outputs[ur].data(), layout, DenseResultSink::Zeros::Written);
                 sink = sinks[ur].get();
             }
         } else if (spec.my_worker >= 0) {

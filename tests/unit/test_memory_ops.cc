@@ -1,0 +1,78 @@
+// Bulk memory primitives: write_covered must write every byte of its range exactly as "zeros
+// except the listed blocks", whatever the block size, alignment and range.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/memory_ops.h"
+
+namespace mpix::sparse::detail {
+namespace {
+
+void check_write_covered(std::size_t block_bytes, std::size_t misalign, std::size_t first_block, std::size_t blocks,
+                         std::size_t cut, double density, unsigned seed) {
+    std::mt19937 rng(seed);
+    const std::size_t begin = first_block * block_bytes;
+    const std::size_t end = (first_block + blocks) * block_bytes - cut;  // cut: a partial final block
+    std::vector<std::byte> storage(end + misalign + 128, std::byte{0xAB});
+    std::byte *dst = storage.data() + misalign;
+    std::vector<std::uint32_t> index;
+    std::vector<std::byte> src;
+    std::vector<std::byte> want(end, std::byte{0});
+    std::bernoulli_distribution on(density);
+    for (std::size_t b = 0; b < blocks; ++b) {
+        if (!on(rng)) continue;
+        index.push_back(static_cast<std::uint32_t>(b));
+        const std::size_t offset = begin + b * block_bytes;
+        for (std::size_t i = 0; i < block_bytes; ++i) {
+            const auto v = static_cast<std::byte>(1 + rng() % 255);
+            src.push_back(v);
+            if (offset + i < end) want[offset + i] = v;
+        }
+    }
+    write_covered(dst, begin, end, src.data(), index.data(), index.size(), block_bytes);
+    const std::string where = "block_bytes=" + std::to_string(block_bytes) + " misalign=" + std::to_string(misalign) +
+                              " first=" + std::to_string(first_block) + " blocks=" + std::to_string(blocks) +
+                              " cut=" + std::to_string(cut) + " density=" + std::to_string(density);
+    for (std::size_t i = 0; i < misalign + begin; ++i)
+        ASSERT_EQ(storage[i], std::byte{0xAB}) << "written before the range at " << i << ", " << where;
+    for (std::size_t i = begin; i < end; ++i)
+        ASSERT_EQ(dst[i], want[i]) << "byte " << i << ", " << where;
+    for (std::size_t i = misalign + end; i < storage.size(); ++i)
+        ASSERT_EQ(storage[i], std::byte{0xAB}) << "written past the range at " << i << ", " << where;
+}
+
+TEST(MemoryOps, WriteCoveredElementsAndBlocks) {
+    unsigned seed = 1;
+    for (std::size_t block_bytes : {std::size_t{4}, std::size_t{8}, std::size_t{12}, std::size_t{1024}})
+        for (std::size_t misalign : {std::size_t{0}, std::size_t{4}, std::size_t{3}})
+            for (std::size_t first : {std::size_t{0}, std::size_t{5}, std::size_t{1021}})
+                for (std::size_t blocks : {std::size_t{0}, std::size_t{1}, std::size_t{37}, std::size_t{5000}})
+                    for (double density : {0.0, 0.001, 0.04, 0.5, 1.0})
+                        check_write_covered(block_bytes, misalign, first, blocks, 0, density, seed++);
+}
+
+TEST(MemoryOps, WriteCoveredCutsThePartialFinalBlock) {
+    // An 8-byte block whose final block holds one 4-byte element: must not take the element path.
+    check_write_covered(8, 0, 3, 1000, 4, 1.0, 7);
+    check_write_covered(8, 0, 0, 3, 4, 1.0, 8);
+    check_write_covered(1024, 0, 2, 50, 1000, 0.5, 9);
+}
+
+TEST(MemoryOps, CopyBytesStreamingMatchesMemcpy) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{100}, std::size_t{256}, std::size_t{4099}, std::size_t{1} << 20})
+        for (std::size_t misalign : {std::size_t{0}, std::size_t{1}, std::size_t{12}}) {
+            std::vector<std::byte> src(n), dst(n + misalign + 16, std::byte{0xAB});
+            for (std::size_t i = 0; i < n; ++i)
+                src[i] = static_cast<std::byte>(i * 7 + 3);
+            copy_bytes(dst.data() + misalign, src.data(), n, true);
+            store_fence();
+            EXPECT_EQ(std::memcmp(dst.data() + misalign, src.data(), n), 0) << "n=" << n << " misalign=" << misalign;
+            EXPECT_EQ(dst[n + misalign], std::byte{0xAB}) << "wrote past the end, n=" << n;
+        }
+}
+
+}  // namespace
+}  // namespace mpix::sparse::detail
