@@ -6,6 +6,7 @@
 
 #include "algo/contribution_source.h"
 #include "algo/dense_allreduce.h"
+#include "algo/node_broadcast.h"
 #include "algo/result_sink.h"
 #include "algo/sparse_call.h"
 #include "core/block_scan.h"
@@ -24,9 +25,10 @@ void serve_dense(CommState &state, const void *sendbuf, void *recvbuf, std::uint
 }
 
 // Inside each node, then across nodes between one leader per node, then the leader's result to its
-// node: each node's data crosses the network once, already combined.
+// node (only its non-zero blocks when they are few): each node's data crosses the network once,
+// already combined.
 void hierarchical_allreduce(CommState &state, NodeHierarchy &h, const void *sendbuf, void *recvbuf, std::uint64_t count,
-                            MPI_Datatype datatype, MPI_Op op) {
+                            MPI_Datatype datatype, MPI_Op op, ElementType type) {
     CommStats &stats = state.stats();
     auto traffic = [&] {
         std::int64_t sent = h.node_state->stats().bytes_sent, received = h.node_state->stats().bytes_received;
@@ -39,18 +41,15 @@ void hierarchical_allreduce(CommState &state, NodeHierarchy &h, const void *send
     const auto before = traffic();
     block_allreduce(*h.node_state, sendbuf, recvbuf, count, datatype, op);
     if (h.leader_state) block_allreduce(*h.leader_state, MPI_IN_PLACE, recvbuf, count, datatype, op);
-    MPI_Count size = 0, lb = 0, extent = 0;
-    MPI_Type_size_x(datatype, &size);
-    MPI_Type_get_extent_x(datatype, &lb, &extent);
-    // In slices of at most INT_MAX elements, like the dense path.
-    constexpr std::uint64_t kSlice = static_cast<std::uint64_t>(INT_MAX);
-    for (std::uint64_t done = 0; done < count;) {
-        const std::uint64_t n = std::min(kSlice, count - done);
-        const int rc = MPI_Bcast(static_cast<char *>(recvbuf) + static_cast<std::ptrdiff_t>(done) * extent,
-                                 static_cast<int>(n), datatype, 0, h.node);
-        if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Bcast");
-        done += n;
-    }
+    // Whether the final result came from a dense reduction (one leader alone reduces nothing).
+    CommState &top = h.leader_state && h.leader_state->size() > 1 ? *h.leader_state : *h.node_state;
+    const BlockLayout layout{count, state.config().block_elems, static_cast<std::uint32_t>(element_size(type))};
+    const std::uint64_t broadcast = broadcast_from_leader(
+        *h.node_state, recvbuf, layout, datatype, top.stats().last_algorithm == static_cast<int>(Algorithm::Dense));
+    if (h.leader_state)
+        stats.bytes_sent += static_cast<std::int64_t>(broadcast) * (h.node_state->size() - 1);
+    else
+        stats.bytes_received += static_cast<std::int64_t>(broadcast);
     const auto after = traffic();
     stats.bytes_sent += after.first - before.first;
     stats.bytes_received += after.second - before.second;
@@ -76,7 +75,7 @@ void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::
         return;
     }
     if (NodeHierarchy *h = state.hierarchy()) {
-        hierarchical_allreduce(state, *h, sendbuf, recvbuf, count, datatype, op);
+        hierarchical_allreduce(state, *h, sendbuf, recvbuf, count, datatype, op, *type);
         return;
     }
     // Recent calls like this one were dense: stay dense without scanning or agreeing (see DenseStreak).

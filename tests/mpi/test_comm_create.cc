@@ -2,6 +2,8 @@
 // dedicated (aggregators hold no data and serve inside MPIX_Sparse_comm_create).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "mpi_test_util.h"
@@ -69,6 +71,43 @@ TEST(CommCreate, HierarchicalReduction) {
             EXPECT_EQ(v, want) << setting << "/" << algorithm;
             EXPECT_EQ(stats_of(comm.get()).calls, 5);
         }
+    }
+}
+
+TEST(CommCreate, HierarchicalBroadcastMovesOnlyTheUnion) {
+    // At 1% block density the node leader broadcasts the union's blocks, not the whole result: the
+    // other ranks of a node receive a small fraction of the buffer per call (the node level's union
+    // and the broadcast), where a dense broadcast alone would be the whole buffer.
+    const int rank = world_rank(), size = world_size();
+    if (size == 1) GTEST_SKIP() << "no node broadcast on one rank";
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_hierarchical", "on"}, {"mpix_sparse_algorithm", "aggregator"}});
+    ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int node_rank, node_size;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    const std::size_t count = std::size_t{1} << 20;  // 8 MiB of doubles, 4096 blocks
+    const auto on = block_pattern(Pattern::Random, count / 256, 0.01, rank, size, 77);
+    const auto bytes = make_vector(ElementType::F64, count, 256, on, 78 + static_cast<unsigned>(rank));
+    std::vector<double> in(count), out(count, -1.0), want(count);
+    std::memcpy(in.data(), bytes.data(), bytes.size());
+    MPI_Allreduce(in.data(), want.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPIX_Sparse_stats_reset(comm.get());
+    const int calls = 3;
+    for (int i = 0; i < calls; ++i) {
+        std::fill(out.begin(), out.end(), -1.0);
+        ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_DOUBLE, MPI_SUM,
+                                        comm.get()),
+                  MPI_SUCCESS);
+        ASSERT_EQ(out, want) << "call " << i;
+    }
+    if (node_size > 1 && node_rank > 0) {
+        const double received = static_cast<double>(stats_of(comm.get()).bytes_received) / calls;
+        EXPECT_GT(received, 0.0);
+        EXPECT_LT(received, 0.25 * static_cast<double>(count * sizeof(double)))
+            << "rank " << rank << " received " << received << " bytes per call";
     }
 }
 
