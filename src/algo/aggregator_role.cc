@@ -294,8 +294,9 @@ WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end)
 }
 
 // Sends union entries [from, to) of the current window as one dense run covering
-// [cover_start_, cover_end): straight from the output when it has no gaps and the aggregator reduces
-// in place, else copied with zeros in the gaps and a presence bitmap.
+// [cover_start_, cover_end). Reducing in place, straight from the output: its gap blocks are zero
+// there already (no rank contributed them; this rank's scan zeroed them or they were zero in place),
+// so only an exact union needs the copy with a presence bitmap. Else copied, zeros in the gaps.
 void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                                 std::uint64_t cover_end) {
     const BlockLayout &layout = spec_.layout;
@@ -303,16 +304,18 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::uint64_t first = base + res_.union_[from];
     const std::uint64_t span = base + res_.union_[to - 1] - first + 1;
     const bool gaps = to - from < span;
+    const bool from_output = in_place_ && (!gaps || !spec_.exact_union);
+    const bool presence = gaps && !from_output;
     auto message = res_.outbound.get();
     message->header = result_header(cover_start_, cover_end);
-    message->header.flags = static_cast<std::uint8_t>(kDenseRun | (gaps ? kPresence : 0));
+    message->header.flags = static_cast<std::uint8_t>(kDenseRun | (presence ? kPresence : 0));
     message->header.first = first;
     message->header.nblocks = span;
     const std::byte *run = acc + (first - base) * block_bytes;
     const std::size_t run_bytes = layout.run_bytes(first, span);
-    const std::size_t bytes = run_bytes + (gaps ? presence_bytes(span) : 0);
+    const std::size_t bytes = run_bytes + (presence ? presence_bytes(span) : 0);
     const std::byte *payload = run;  // straight from the output buffer, which outlives the sends
-    if (gaps || !in_place_) {
+    if (!from_output) {
         message->buffer = res_.buffers.acquire(bytes);
         std::byte *dst = message->buffer.data();
         std::memcpy(dst, run, run_bytes);

@@ -16,11 +16,12 @@ BufferPool::Buffer BufferPool::acquire(std::size_t bytes) {
         return b;
     }
     const std::size_t capacity = std::max<std::size_t>(bytes, 64);
-    return Buffer{std::unique_ptr<std::byte[]>(new std::byte[capacity]), capacity};
+    auto *storage = static_cast<std::byte *>(::operator new[](capacity + kDataOffset, std::align_val_t{4096}));
+    return Buffer{std::unique_ptr<std::byte[], Buffer::Free>(storage), capacity};
 }
 
 void BufferPool::release(Buffer &&buffer) {
-    if (buffer.bytes) free_.push_back(std::move(buffer));
+    if (buffer.storage) free_.push_back(std::move(buffer));
 }
 
 }  // namespace mpix::sparse::detail

@@ -123,6 +123,7 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
     call.layout = BlockLayout{local_error == kNoError ? static_cast<std::uint64_t>(in.count) : 0, 1, elem};
     call.nonzero = pairs.size;
     call.output_to_zero = out.dense != nullptr;
+    call.exact_union = out.dense == nullptr;
     PairsSource source(pairs.indices, pairs.values, pairs.size, elem);
 
     Plan plan;
