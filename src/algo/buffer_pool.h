@@ -14,9 +14,9 @@ class BufferPool {
     // Where a buffer's data starts inside its page-aligned storage: cache-line aligned, and half a
     // page away from the page start. Received blocks are reduced from these buffers into user
     // buffers, which are usually page-aligned or 16 bytes past a page (large mallocs); a buffer at
-    // the same offset within a page as the data it is combined with makes every load wait for the
-    // stores before it (4K aliasing): measured 70-80 ms instead of 50 ms for 64 MiB at 100% on 4
-    // ranks when the buffers came from malloc at 16 bytes past a page.
+    // nearly the same offset within a page as the data it is combined with makes loads wait for
+    // the stores before them (4K aliasing): measured 70-85 ms instead of 50 ms for 64 MiB at 100%
+    // on 4 ranks when the buffers came from malloc at 16 bytes past a page.
     static constexpr std::size_t kDataOffset = 2048 + 64;
 
     struct Buffer {
