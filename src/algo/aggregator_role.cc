@@ -16,6 +16,12 @@ bool aligned8(const std::byte *p) {
 
 constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu;  // packed block numbers are uint32
 
+// A window spans a few messages' worth of blocks: large enough that sparse data needs few windows,
+// small enough that the accumulator stays in cache.
+std::uint64_t window_blocks_for(const StreamSpec &spec) {
+    return std::max<std::uint64_t>(spec.max_blocks_per_message(), (std::size_t{256} << 10) / spec.layout.block_bytes());
+}
+
 }  // namespace
 
 AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
@@ -23,19 +29,12 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, s
                                const ContributionSource *own, ResultSink *own_sink, WorkerRole *own_worker)
     : spec_(spec), lo_(shard_lo), hi_(shard_hi), transport_(transport), res_(resources), counters_(counters), own_(own),
       own_sink_(own_sink), own_worker_(own_worker), kernels_(kernels_for(spec.type, spec.op)),
-      streams_(static_cast<std::size_t>(spec.workers())), done_(shard_lo), cover_start_(shard_lo) {
+      streams_(static_cast<std::size_t>(spec.workers())), done_(shard_lo), cover_start_(shard_lo),
+      window_blocks_(window_blocks_for(spec)), reducer_(spec.layout, kernels_, resources, window_blocks_) {
     for (Stream &s : streams_)
         s.next_begin = lo_;
     // A colocated aggregator with a dense output reduces straight into it (no staging copy).
     in_place_ = own_sink_ != nullptr && own_sink_->in_place(lo_, 0) != nullptr;
-    // A window spans a few messages' worth of blocks: large enough that sparse data needs few
-    // windows, small enough that the accumulator stays in cache.
-    window_blocks_ =
-        std::max<std::uint64_t>(spec.max_blocks_per_message(), (std::size_t{256} << 10) / spec.layout.block_bytes());
-    // Kept zero between windows: each window clears only what it touched.
-    res_.counts.assign(static_cast<std::size_t>(window_blocks_), 0u);
-    res_.touched.assign(static_cast<std::size_t>(window_blocks_ + 63) / 64, 0u);
-    res_.union_.resize(static_cast<std::size_t>(window_blocks_));
 }
 
 AggregatorRole::~AggregatorRole() {
@@ -194,22 +193,6 @@ bool AggregatorRole::advance() {
     return progressed;
 }
 
-void AggregatorRole::accumulate(const BlockBatch &batch, std::byte *acc, std::uint64_t base) {
-    if (batch.n == 0) return;
-    const std::uint64_t last_block = spec_.layout.num_blocks() - 1;
-    const std::uint32_t elems = spec_.layout.block_elems;
-    const auto shift = static_cast<std::int64_t>(batch.first) - static_cast<std::int64_t>(base);
-    std::size_t n = batch.n;
-    if (batch.last() == last_block && spec_.layout.elems_of(last_block) != elems) {
-        // The vector's final block is partial: reduce it on its own with its real length.
-        --n;
-        kernels_.accumulate(acc, res_.counts.data(), res_.touched.data(), batch.index ? batch.index + n : nullptr,
-                            batch.index ? shift : shift + static_cast<std::int64_t>(n),
-                            batch.data + n * spec_.layout.block_bytes(), 1, spec_.layout.elems_of(last_block), elems);
-    }
-    kernels_.accumulate(acc, res_.counts.data(), res_.touched.data(), batch.index, shift, batch.data, n, elems, elems);
-}
-
 void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
     const std::uint64_t span = end - base;
     const std::size_t block_bytes = spec_.layout.block_bytes();
@@ -218,7 +201,8 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         if (res_.window.size() < span * block_bytes) res_.window.resize(span * block_bytes);
         acc = res_.window.data();
     }
-    auto visit = [&](const BlockBatch &b) { accumulate(b, acc, base); };
+    reducer_.begin(base, span, acc);
+    auto visit = [&](const BlockBatch &b) { reducer_.add(b); };
     // Fixed order: this rank's own blocks first, then the other workers by index. The result is the
     // same on every rank (one aggregator computes it) and from run to run.
     if (own_) own_->visit(base, end, visit);
@@ -228,27 +212,7 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
             p->cursor.take_until(end, visit);
         }
     }
-    // The union, from the slots the contributions touched (cost follows the union, not the span);
-    // counts and marks are cleared for the next window on the way.
-    std::size_t u = 0;
-    const auto workers = static_cast<std::uint32_t>(spec_.workers());
-    const std::size_t words = static_cast<std::size_t>((span + 63) / 64);
-    if (spec_.layout.block_elems == 1) {
-        u = kernels_.collect_elements(acc, res_.counts.data(), res_.touched.data(), static_cast<std::size_t>(span),
-                                      workers, res_.union_.data());
-    } else
-        for (std::size_t w = 0; w < words; ++w) {
-            std::uint64_t bits = res_.touched[w];
-            res_.touched[w] = 0;
-            while (bits != 0) {
-                const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-                bits &= bits - 1;
-                res_.union_[u++] = static_cast<std::uint32_t>(i);
-                if (res_.counts[i] < workers && kernels_.finish_partial)
-                    kernels_.finish_partial(acc + i * block_bytes, spec_.layout.elems_of(base + i));
-                res_.counts[i] = 0;
-            }
-        }
+    const std::size_t u = reducer_.finish(static_cast<std::uint32_t>(spec_.workers()));
 
     if (u == 0) return;
     const BlockLayout &layout = spec_.layout;

@@ -13,6 +13,7 @@
 #include "algo/result_sink.h"
 #include "algo/stream_resources.h"
 #include "algo/stream_spec.h"
+#include "algo/window_reducer.h"
 #include "core/reduce_kernels.h"
 #include "transport/transport.h"
 
@@ -54,7 +55,6 @@ class AggregatorRole {
     std::uint64_t frontier() const;
     std::uint64_t next_block(std::uint64_t from, std::uint64_t limit) const;
     void reduce_window(std::uint64_t base, std::uint64_t end);
-    void accumulate(const BlockBatch &batch, std::byte *acc, std::uint64_t base);
     void emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                     std::uint64_t cover_end);
     void append_packed(std::uint64_t block, const std::byte *data);
@@ -82,7 +82,8 @@ class AggregatorRole {
     std::uint64_t done_;           // blocks below this are reduced and sent
     std::uint64_t cover_start_;    // results sent so far cover [lo_, cover_start_)
     std::uint64_t window_blocks_;  // most blocks reduced at once
-    bool in_place_ = false;        // reducing straight into this rank's dense output
+    WindowReducer reducer_;
+    bool in_place_ = false;  // reducing straight into this rank's dense output
     // The packed result being filled (union blocks of several windows, sent when full or at the
     // frontier): it covers [cover_start_, ...).
     std::unique_ptr<OutboundMessage> pending_;

@@ -1,10 +1,13 @@
 #include "algo/allgather_allreduce.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "algo/window_reducer.h"
 #include "core/comm_state.h"
 #include "core/error.h"
+#include "core/memory_ops.h"
 #include "core/reduce_kernels.h"
 
 namespace mpix::sparse::detail {
@@ -15,25 +18,102 @@ std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t ma
     return (8 + max_blocks * (8 + layout.block_bytes()) + 7) / 8 * 8;
 }
 
+namespace {
+
+// This rank's record: its block count, block numbers and blocks (at most max_blocks).
+void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
+                 std::byte *record) {
+    const std::size_t block_bytes = layout.block_bytes();
+    auto *index = reinterpret_cast<std::uint64_t *>(record + 8);
+    std::byte *data = record + 8 + max_blocks * 8;
+    std::uint64_t n = 0;
+    source.visit(0, layout.num_blocks(), [&](const BlockBatch &b) {
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(b.n, max_blocks - n));
+        if (take == 0) return;
+        for (std::size_t i = 0; i < take; ++i)
+            index[n + i] = b.block(i);
+        // The batch's blocks are back to back; only the vector's final block may be short.
+        std::memcpy(data + n * block_bytes, b.data, (take - 1) * block_bytes + layout.bytes_of(b.block(take - 1)));
+        n += take;
+    });
+    std::memcpy(record, &n, 8);
+}
+
+// One gathered record, checked, with how far it has been reduced.
+struct RecordCursor {
+    const std::uint64_t *index;
+    const std::byte *data;
+    std::uint64_t n, at;
+};
+
+// Reduces the records window by window, contributors in rank order (the same result on every rank),
+// and hands each window's union to the sink as one packed piece covering the window (zeros between).
+void reduce_records(CommState &state, const BlockLayout &layout, const ReduceKernels &kernels,
+                    std::vector<RecordCursor> &records, ResultSink &sink) {
+    const std::uint64_t blocks = layout.num_blocks();
+    const std::size_t block_bytes = layout.block_bytes();
+    // Windows of up to 256 KiB of accumulator: cache-resident, and no larger than the vector.
+    const std::uint64_t window =
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>(blocks, (std::size_t{256} << 10) / block_bytes));
+    BufferPool &pool = state.resources().buffers;
+    WindowReducer reducer(layout, kernels, state.resources(), window);
+    BufferPool::Buffer acc = pool.acquire(static_cast<std::size_t>(window) * block_bytes);
+    BufferPool::Buffer out = pool.acquire(static_cast<std::size_t>(window) * block_bytes);
+    BufferPool::Buffer positions = pool.acquire(static_cast<std::size_t>(window) * sizeof(std::uint32_t));
+    auto *pos = reinterpret_cast<std::uint32_t *>(positions.data());
+    auto emit = [&](std::uint64_t begin, std::uint64_t end, std::size_t listed, const std::uint32_t *where) {
+        MessageView view;
+        view.cover_begin = begin;
+        view.cover_end = end;
+        view.first = begin;
+        view.n = listed;
+        view.data = out.data();
+        view.index = where;
+        sink.write(view);
+    };
+    const auto contributors = static_cast<std::uint32_t>(records.size());
+    std::uint64_t cover = 0;  // the sink has [0, cover)
+    for (;;) {
+        std::uint64_t base = blocks;
+        for (const RecordCursor &c : records)
+            if (c.at < c.n) base = std::min(base, c.index[c.at]);
+        if (base == blocks) break;
+        if (base > cover) emit(cover, base, 0, nullptr);  // zeros up to the window
+        const std::uint64_t end = std::min(blocks, base + window);
+        reducer.begin(base, end - base, acc.data());
+        for (RecordCursor &c : records) {
+            std::size_t k = 0;
+            while (c.at + k < c.n && c.index[c.at + k] < end) {
+                pos[k] = static_cast<std::uint32_t>(c.index[c.at + k] - base);
+                ++k;
+            }
+            if (k > 0) reducer.add(BlockBatch{base, pos, c.data + c.at * block_bytes, k});
+            c.at += k;
+        }
+        const std::size_t u = reducer.finish(contributors);
+        const std::uint32_t *in_union = reducer.union_positions();
+        if (u > 0)
+            gather_blocks(out.data(), acc.data(), in_union, u, 0, block_bytes, layout.bytes_of(base + in_union[u - 1]));
+        emit(base, end, u, in_union);
+        cover = end;
+    }
+    if (cover < blocks) emit(cover, blocks, 0, nullptr);
+    pool.release(std::move(positions));
+    pool.release(std::move(acc));
+    pool.release(std::move(out));
+}
+
+}  // namespace
+
 void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementType type, ReduceOp op,
                          const ContributionSource &source, std::uint64_t max_blocks, ResultSink &sink,
                          OpCounters &counters) {
     const int ranks = state.size();
     const std::size_t record = static_cast<std::size_t>(allgather_record_bytes(layout, max_blocks));
-    const std::size_t block_bytes = layout.block_bytes();
     BufferPool &pool = state.resources().buffers;
     BufferPool::Buffer mine = pool.acquire(record);
     BufferPool::Buffer all = pool.acquire(record * static_cast<std::size_t>(ranks));
-    auto *index = reinterpret_cast<std::uint64_t *>(mine.data() + 8);
-    std::byte *data = mine.data() + 8 + max_blocks * 8;
-    std::uint64_t n = 0;
-    source.visit(0, layout.num_blocks(), [&](const BlockBatch &b) {
-        for (std::size_t i = 0; i < b.n && n < max_blocks; ++i, ++n) {
-            index[n] = b.block(i);
-            std::memcpy(data + n * block_bytes, b.data + i * block_bytes, layout.bytes_of(index[n]));
-        }
-    });
-    std::memcpy(mine.data(), &n, 8);
+    pack_record(source, layout, max_blocks, mine.data());
     const int rc = MPI_Allgather(mine.data(), static_cast<int>(record), MPI_BYTE, all.data(), static_cast<int>(record),
                                  MPI_BYTE, state.comm());
     pool.release(std::move(mine));
@@ -44,14 +124,8 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
     counters.bytes_sent += record * static_cast<std::uint64_t>(ranks - 1);
     counters.bytes_received += record * static_cast<std::uint64_t>(ranks - 1);
 
-    // Merge the sorted lists: per block, contributors in rank order. The union goes to the sink in
-    // packed batches (ascending, so a dense output is written front to back).
-    struct Cursor {
-        const std::uint64_t *index;
-        const std::byte *data;
-        std::uint64_t n, at;
-    };
-    std::vector<Cursor> cursors;
+    // Records come from other ranks: counts and block numbers are checked before use.
+    std::vector<RecordCursor> records;
     const std::uint64_t blocks = layout.num_blocks();
     for (int r = 0; r < ranks; ++r) {
         const std::byte *rec = all.data() + static_cast<std::size_t>(r) * record;
@@ -65,52 +139,9 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
             pool.release(std::move(all));
             fail(ErrorId::ProtocolViolation, "allgather record with bad block numbers");
         }
-        cursors.push_back({idx, rec + 8 + max_blocks * 8, count, 0});
+        records.push_back({idx, rec + 8 + max_blocks * 8, count, 0});
     }
-    const ReduceKernels &k = kernels_for(type, op);
-    constexpr std::size_t kBatchBlocks = 65536;
-    const std::size_t batch_blocks =
-        std::max<std::size_t>(1, std::min<std::size_t>(kBatchBlocks, (16u << 20) / block_bytes));
-    BufferPool::Buffer out = pool.acquire(batch_blocks * (block_bytes + sizeof(std::uint32_t)));
-    std::byte *out_data = out.data();
-    auto *out_index = reinterpret_cast<std::uint32_t *>(out.data() + batch_blocks * block_bytes);
-    std::uint64_t cover = 0;  // the batch covers [cover, ...); indices relative to cover
-    std::size_t filled = 0;
-    auto flush = [&](std::uint64_t end) {
-        MessageView view;
-        view.cover_begin = cover;
-        view.cover_end = end;
-        view.first = cover;
-        view.n = filled;
-        view.data = out_data;
-        view.index = out_index;
-        sink.write(view);
-        cover = end;
-        filled = 0;
-    };
-    for (;;) {
-        std::uint64_t next = blocks;
-        for (const Cursor &c : cursors)
-            if (c.at < c.n && c.index[c.at] < next) next = c.index[c.at];
-        if (next == blocks) break;
-        if (filled == batch_blocks || next - cover > 0xffffffffu) flush(next);
-        std::byte *acc = out_data + filled * block_bytes;
-        const std::size_t elems = layout.elems_of(next);
-        int contributors = 0;
-        for (Cursor &c : cursors) {
-            if (c.at >= c.n || c.index[c.at] != next) continue;
-            const std::byte *x = c.data + c.at * block_bytes;
-            if (contributors++ == 0)
-                k.init(acc, x, elems);
-            else
-                k.combine(acc, x, elems);
-            ++c.at;
-        }
-        if (contributors < ranks && k.finish_partial) k.finish_partial(acc, elems);
-        out_index[filled++] = static_cast<std::uint32_t>(next - cover);
-    }
-    if (filled > 0 || cover < blocks) flush(blocks);
-    pool.release(std::move(out));
+    reduce_records(state, layout, kernels_for(type, op), records, sink);
     pool.release(std::move(all));
 }
 
