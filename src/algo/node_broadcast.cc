@@ -24,9 +24,8 @@ void bcast_slices(void *buf, std::uint64_t count, MPI_Datatype datatype, std::si
     }
 }
 
-// Blocks sent packed only while the packed form (data + a uint32 number each) is under this share
-// of the buffer: above it, the leader's packing and the others' unpacking cost about what the
-// dense broadcast's copy costs.
+// Blocks go packed only while the packed form (data + a uint32 number each) is under this share of
+// the buffer: above it the traffic saved is small next to the extra pack and unpack passes.
 constexpr double kPackedShare = 0.5;
 constexpr std::uint64_t kDenseMarker = std::numeric_limits<std::uint64_t>::max();
 
