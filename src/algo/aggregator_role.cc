@@ -16,12 +16,6 @@ bool aligned8(const std::byte *p) {
 
 constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu;  // packed block numbers are uint32
 
-// A window spans a few messages' worth of blocks: large enough that sparse data needs few windows,
-// small enough that the accumulator stays in cache.
-std::uint64_t window_blocks_for(const StreamSpec &spec) {
-    return std::max<std::uint64_t>(spec.max_blocks_per_message(), (std::size_t{256} << 10) / spec.layout.block_bytes());
-}
-
 }  // namespace
 
 AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
@@ -30,7 +24,8 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, s
     : spec_(spec), lo_(shard_lo), hi_(shard_hi), transport_(transport), res_(resources), counters_(counters), own_(own),
       own_sink_(own_sink), own_worker_(own_worker), kernels_(kernels_for(spec.type, spec.op)),
       streams_(static_cast<std::size_t>(spec.workers())), done_(shard_lo), cover_start_(shard_lo),
-      window_blocks_(window_blocks_for(spec)), reducer_(spec.layout, kernels_, resources, window_blocks_) {
+      window_blocks_(window_blocks(spec.layout, spec.max_blocks_per_message())),
+      reducer_(spec.layout, kernels_, resources, window_blocks_) {
     for (Stream &s : streams_)
         s.next_begin = lo_;
     // A colocated aggregator with a dense output reduces straight into it (no staging copy).
@@ -260,7 +255,9 @@ WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end)
 // Sends union entries [from, to) of the current window as one dense run covering
 // [cover_start_, cover_end). Reducing in place, straight from the output: its gap blocks are zero
 // there already (no rank contributed them; this rank's scan zeroed them or they were zero in place),
-// so only an exact union needs the copy with a presence bitmap. Else copied, zeros in the gaps.
+// and every rank's output is dense (only the block variant reduces in place), so no presence bitmap
+// is needed. Else copied, zeros in the gaps, with a presence bitmap (a sparse output needs the
+// union exactly).
 void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                                 std::uint64_t cover_end) {
     const BlockLayout &layout = spec_.layout;
@@ -268,7 +265,7 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::uint64_t first = base + res_.union_[from];
     const std::uint64_t span = base + res_.union_[to - 1] - first + 1;
     const bool gaps = to - from < span;
-    const bool from_output = in_place_ && (!gaps || !spec_.exact_union);
+    const bool from_output = in_place_;
     const bool presence = gaps && !from_output;
     auto message = res_.outbound.get();
     message->header = result_header(cover_start_, cover_end);
@@ -375,7 +372,10 @@ void AggregatorRole::finish_result(std::unique_ptr<OutboundMessage> message, con
                                    std::size_t bytes, std::uint64_t cover_end) {
     if (own_sink_ && !in_place_) {
         MessageView view;
-        if (check_payload(message->header, spec_.layout, payload, bytes, &view) == nullptr) own_sink_->write(view);
+        if (const char *bad = check_payload(message->header, spec_.layout, payload, bytes, &view))
+            fail(std::string("own result malformed: ") + bad);
+        else
+            own_sink_->write(view);
     }
     const std::uint64_t begin = cover_start_;
     send_to_workers(std::move(message), payload, bytes);

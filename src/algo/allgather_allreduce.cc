@@ -7,6 +7,7 @@
 #include "algo/window_reducer.h"
 #include "core/comm_state.h"
 #include "core/error.h"
+#include "core/index_checks.h"
 #include "core/memory_ops.h"
 #include "core/reduce_kernels.h"
 
@@ -52,9 +53,7 @@ void reduce_records(CommState &state, const BlockLayout &layout, const ReduceKer
                     std::vector<RecordCursor> &records, ResultSink &sink) {
     const std::uint64_t blocks = layout.num_blocks();
     const std::size_t block_bytes = layout.block_bytes();
-    // Windows of up to 256 KiB of accumulator: cache-resident, and no larger than the vector.
-    const std::uint64_t window =
-        std::max<std::uint64_t>(1, std::min<std::uint64_t>(blocks, (std::size_t{256} << 10) / block_bytes));
+    const std::uint64_t window = std::max<std::uint64_t>(1, std::min(blocks, window_blocks(layout, 1)));
     BufferPool &pool = state.resources().buffers;
     WindowReducer reducer(layout, kernels, state.resources(), window);
     BufferPool::Buffer acc = pool.acquire(static_cast<std::size_t>(window) * block_bytes);
@@ -131,11 +130,8 @@ void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementTyp
         const std::byte *rec = all.data() + static_cast<std::size_t>(r) * record;
         std::uint64_t count = 0;
         std::memcpy(&count, rec, 8);
-        bool ok = count <= max_blocks;
         const auto *idx = reinterpret_cast<const std::uint64_t *>(rec + 8);
-        for (std::uint64_t i = 0; ok && i < count; ++i)
-            ok = idx[i] < blocks && (i == 0 || idx[i] > idx[i - 1]);
-        if (!ok) {
+        if (count > max_blocks || !ascending_below(idx, static_cast<std::size_t>(count), blocks)) {
             pool.release(std::move(all));
             fail(ErrorId::ProtocolViolation, "allgather record with bad block numbers");
         }

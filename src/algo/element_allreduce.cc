@@ -123,7 +123,6 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
     call.layout = BlockLayout{local_error == kNoError ? static_cast<std::uint64_t>(in.count) : 0, 1, elem};
     call.nonzero = pairs.size;
     call.output_to_zero = out.dense != nullptr;
-    call.exact_union = out.dense == nullptr;
     PairsSource source(pairs.indices, pairs.values, pairs.size, elem);
 
     Plan plan;
@@ -137,8 +136,8 @@ void element_allreduce(CommState &state, const ElementInput &in, const ElementOu
     }
     if (out.dense != nullptr) {
         // The output is written once, a covered range at a time as results arrive: the union's
-        // values with the zeros between them, in cache tiles streamed to memory. Zero-filling first
-        // and scattering after costs a second pass over every line that receives a value.
+        // values with the zeros between them (large outputs in cache tiles streamed to memory).
+        // Zero-filling first and scattering after costs a second pass over every line with a value.
         DenseResultSink sink(static_cast<std::byte *>(out.dense), call.layout, DenseResultSink::Zeros::Written);
         run_sparse(state, call, plan, source, sink);
         store_fence();

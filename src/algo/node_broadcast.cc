@@ -8,6 +8,7 @@
 #include "core/block_scan.h"
 #include "core/comm_state.h"
 #include "core/error.h"
+#include "core/index_checks.h"
 #include "core/memory_ops.h"
 
 namespace mpix::sparse::detail {
@@ -80,14 +81,12 @@ std::uint64_t broadcast_from_leader(CommState &node_state, void *buf, const Bloc
         throw;
     }
     if (!leader) {
-        bool ordered = true;
-        for (std::uint64_t i = 1; i < n; ++i)
-            ordered &= index[i] > index[i - 1];
-        if (!ordered || (n > 0 && index[n - 1] >= blocks)) {
+        if (!ascending_below(index, static_cast<std::size_t>(n), blocks)) {
             pool.release(std::move(packed));
             fail(ErrorId::ProtocolViolation, "node broadcast with bad block numbers");
         }
-        write_covered(bytes, 0, layout.total_bytes(), packed.data(), index, static_cast<std::size_t>(n), block_bytes);
+        write_covered(bytes, 0, layout.total_bytes(), packed.data(), index, static_cast<std::size_t>(n), block_bytes,
+                      layout.total_bytes() >= kStreamingFillBytes);
         store_fence();
     }
     pool.release(std::move(packed));

@@ -19,7 +19,8 @@ void DenseResultSink::write(const MessageView &view) {
             zero(view.first + view.n, view.cover_end);
         } else {
             write_covered(out_, layout_.offset_of(view.cover_begin), end, view.data, view.index,
-                          static_cast<std::size_t>(view.n), layout_.block_bytes());
+                          static_cast<std::size_t>(view.n), layout_.block_bytes(),
+                          layout_.total_bytes() >= kStreamingFillBytes);
         }
         return;
     }

@@ -107,7 +107,6 @@ void run_sparse(CommState &state, const SparseCall &call, const Plan &plan, cons
     spec.my_aggregator = group.my_aggregator();
     spec.message_bytes = state.config().message_bytes;
     spec.window = state.config().window;
-    spec.exact_union = call.exact_union;
     state.run_stream(spec, &source, &sink);
 }
 

@@ -22,7 +22,6 @@ struct SparseCall {
     bool sparse_capable = true;   // false: type/op codes are placeholders, the dense path serves
     bool output_to_zero = false;  // the sparse paths must zero a dense output themselves
     std::uint64_t nonzero = 0;    // this rank's blocks with data
-    bool exact_union = false;     // results must tell the union exactly (a sparse output collects it)
 };
 
 // Collective over the workers. `local_error` is this rank's own argument error (it still takes part

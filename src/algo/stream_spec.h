@@ -27,9 +27,6 @@ struct StreamSpec {
     int my_aggregator = -1;  // this rank's aggregator index, or -1
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;
-    // Results must tell exactly which blocks are in the union (presence bitmaps on dense runs with
-    // gaps): the element variant's sparse output. A dense output only needs the bytes.
-    bool exact_union = true;
 
     int workers() const { return static_cast<int>(worker_peer.size()); }
     int aggregators() const { return static_cast<int>(aggregator_peer.size()); }

@@ -1,6 +1,12 @@
 #include "algo/window_reducer.h"
 
+#include <algorithm>
+
 namespace mpix::sparse::detail {
+
+std::uint64_t window_blocks(const BlockLayout &layout, std::uint64_t min_blocks) {
+    return std::max<std::uint64_t>(min_blocks, (std::size_t{256} << 10) / layout.block_bytes());
+}
 
 WindowReducer::WindowReducer(const BlockLayout &layout, const ReduceKernels &kernels, StreamResources &resources,
                              std::uint64_t max_span)

@@ -14,6 +14,9 @@
 
 namespace mpix::sparse::detail {
 
+// Blocks per window: an accumulator of at most 256 KiB (it stays in cache), but at least min_blocks.
+std::uint64_t window_blocks(const BlockLayout &layout, std::uint64_t min_blocks);
+
 class WindowReducer {
   public:
     // Windows hold at most max_span blocks.

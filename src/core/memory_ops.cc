@@ -117,17 +117,17 @@ namespace {
 // ordinary stores, which also keep partial lines at the stretch's ends coherent without a fence.
 constexpr std::size_t kStreamingStretchBytes = 4096;
 
-void write_zero_stretch(std::byte *dst, std::size_t n) {
-    fill_zero(dst, n, n >= kStreamingStretchBytes);
+void write_zero_stretch(std::byte *dst, std::size_t n, bool streaming) {
+    fill_zero(dst, n, streaming && n >= kStreamingStretchBytes);
 }
 
-// One-element blocks: the output is built a 4 KiB tile at a time in the cache (zeros, then the
-// tile's elements), and each tile goes out with streaming stores. Tiles without elements are
-// zero-filled directly, a whole empty stretch at once. The tile is zeroed once; after each use only
-// the slots that received elements are cleared again.
+// 4- and 8-byte blocks (one element, or two 4-byte ones): the output is built a 4 KiB tile at a time
+// in the cache (zeros, then the tile's blocks), and each whole tile goes out with streaming stores.
+// Tiles without blocks are zero-filled directly, a whole empty stretch at once. The tile is zeroed
+// once; after each use only the slots that received blocks are cleared again.
 template <std::size_t Bytes>
 void write_covered_elements(std::byte *dst, std::size_t begin, std::size_t end, const std::byte *src,
-                            const std::uint32_t *index, std::size_t n) {
+                            const std::uint32_t *index, std::size_t n, bool streaming) {
     constexpr std::size_t kTile = 4096;
     alignas(64) std::byte tile[kTile] = {};
     const auto address = reinterpret_cast<std::uintptr_t>(dst);
@@ -135,7 +135,7 @@ void write_covered_elements(std::byte *dst, std::size_t begin, std::size_t end, 
     std::size_t j = 0;
     while (at < end) {
         if (j == n) {
-            write_zero_stretch(dst + at, end - at);
+            write_zero_stretch(dst + at, end - at, streaming);
             return;
         }
         const std::size_t next = begin + std::size_t{index[j]} * Bytes;
@@ -143,7 +143,7 @@ void write_covered_elements(std::byte *dst, std::size_t begin, std::size_t end, 
         const std::uintptr_t boundary = (address + next) & ~std::uintptr_t{kTile - 1};
         const std::size_t tile_start = boundary > address + at ? boundary - address : at;
         if (tile_start > at) {
-            write_zero_stretch(dst + at, tile_start - at);
+            write_zero_stretch(dst + at, tile_start - at, streaming);
             at = tile_start;
         }
         const std::size_t stop = std::min(end, at + (kTile - (address + at) % kTile));
@@ -154,7 +154,7 @@ void write_covered_elements(std::byte *dst, std::size_t begin, std::size_t end, 
             if (offset >= stop) break;
             std::memcpy(tile + (offset - at), src + j * Bytes, Bytes);
         }
-        copy_bytes(dst + at, tile, len, len == kTile);
+        copy_bytes(dst + at, tile, len, streaming && len == kTile);
         for (std::size_t i = first; i < j; ++i)
             std::memset(tile + (begin + std::size_t{index[i]} * Bytes - at), 0, Bytes);
         at = stop;
@@ -164,21 +164,24 @@ void write_covered_elements(std::byte *dst, std::size_t begin, std::size_t end, 
 }  // namespace
 
 void write_covered(std::byte *dst, std::size_t begin, std::size_t end, const std::byte *src, const std::uint32_t *index,
-                   std::size_t n, std::size_t block_bytes) {
-    // The tiled path needs whole blocks (no partial final block) aligned to their size.
-    const bool element_aligned =
-        reinterpret_cast<std::uintptr_t>(dst) % block_bytes == 0 && (end - begin) % block_bytes == 0;
-    if (block_bytes == 4 && element_aligned) return write_covered_elements<4>(dst, begin, end, src, index, n);
-    if (block_bytes == 8 && element_aligned) return write_covered_elements<8>(dst, begin, end, src, index, n);
+                   std::size_t n, std::size_t block_bytes, bool streaming) {
+    // The tiled path needs whole blocks (no partial final block) at addresses aligned to their size,
+    // so that no block straddles a tile boundary.
+    const bool whole_aligned_blocks =
+        (reinterpret_cast<std::uintptr_t>(dst) + begin) % block_bytes == 0 && (end - begin) % block_bytes == 0;
+    if (block_bytes == 4 && whole_aligned_blocks)
+        return write_covered_elements<4>(dst, begin, end, src, index, n, streaming);
+    if (block_bytes == 8 && whole_aligned_blocks)
+        return write_covered_elements<8>(dst, begin, end, src, index, n, streaming);
     std::size_t at = begin;
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t offset = begin + std::size_t{index[i]} * block_bytes;
-        write_zero_stretch(dst + at, offset - at);
+        write_zero_stretch(dst + at, offset - at, streaming);
         const std::size_t bytes = std::min(block_bytes, end - offset);
         std::memcpy(dst + offset, src + i * block_bytes, bytes);
         at = offset + bytes;
     }
-    write_zero_stretch(dst + at, end - at);
+    write_zero_stretch(dst + at, end - at, streaming);
 }
 
 }  // namespace mpix::sparse::detail

@@ -26,11 +26,12 @@ void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *i
 
 // Writes the bytes [begin, end) of the dense vector `dst` completely, in one pass: the n blocks of
 // the packed `src` at byte offsets begin + index[i] * block_bytes (ascending, each cut at `end`), and
-// zeros everywhere else. Every output line is written once and never read, with streaming stores
-// for long stretches: cheaper than zero-filling first and scattering after, which reads each line
-// that receives a value back from memory.
+// zeros everywhere else. With `streaming` (outputs too large to stay cached), 4- and 8-byte blocks
+// are assembled in cache tiles that go out with streaming stores, and long zero stretches too, so
+// no output line is read: cheaper than zero-filling first and scattering after, which reads each
+// line that receives a value back from memory.
 void write_covered(std::byte *dst, std::size_t begin, std::size_t end, const std::byte *src, const std::uint32_t *index,
-                   std::size_t n, std::size_t block_bytes);
+                   std::size_t n, std::size_t block_bytes, bool streaming);
 
 // Copies n bytes, with streaming stores when `streaming` (see fill_zero).
 void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool streaming);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/element_type.h"
+#include "core/index_checks.h"
 
 namespace mpix::sparse::detail {
 
@@ -53,14 +54,11 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
     if (h.flags & kPresence) return "presence bitmap on a packed message";
     const std::size_t index_bytes = static_cast<std::size_t>(h.nblocks) * sizeof(std::uint32_t);
     if (payload_bytes < index_bytes) return "packed payload shorter than its index";
+    // Block data is whole elements of at least 4 bytes: the index that follows it is 4-byte aligned.
+    if (payload_bytes % sizeof(std::uint32_t) != 0) return "packed payload length not a multiple of 4";
     const auto *idx = reinterpret_cast<const std::uint32_t *>(payload + (payload_bytes - index_bytes));
-    // Strictly ascending and the last inside the range: all are. Without early exits the loop
-    // vectorizes (element-sparse results list every element).
-    bool descending = false;
-    for (std::uint64_t i = 1; i < h.nblocks; ++i)
-        descending |= idx[i] <= idx[i - 1];
-    if (descending) return "block numbers not ascending";
-    if (idx[h.nblocks - 1] >= h.end - h.begin) return "block number outside the range";
+    if (!ascending_below(idx, static_cast<std::size_t>(h.nblocks), h.end - h.begin))
+        return "block numbers not ascending or outside the range";
     const std::size_t data_bytes =
         static_cast<std::size_t>(h.nblocks - 1) * layout.block_bytes() + layout.bytes_of(h.begin + idx[h.nblocks - 1]);
     if (data_bytes + index_bytes != payload_bytes) return "packed payload has wrong length";

@@ -12,7 +12,7 @@ namespace mpix::sparse::detail {
 namespace {
 
 void check_write_covered(std::size_t block_bytes, std::size_t misalign, std::size_t first_block, std::size_t blocks,
-                         std::size_t cut, double density, unsigned seed) {
+                         std::size_t cut, double density, unsigned seed, bool streaming = true) {
     std::mt19937 rng(seed);
     const std::size_t begin = first_block * block_bytes;
     const std::size_t end = (first_block + blocks) * block_bytes - cut;  // cut: a partial final block
@@ -32,7 +32,8 @@ void check_write_covered(std::size_t block_bytes, std::size_t misalign, std::siz
             if (offset + i < end) want[offset + i] = v;
         }
     }
-    write_covered(dst, begin, end, src.data(), index.data(), index.size(), block_bytes);
+    write_covered(dst, begin, end, src.data(), index.data(), index.size(), block_bytes, streaming);
+    store_fence();
     const std::string where = "block_bytes=" + std::to_string(block_bytes) + " misalign=" + std::to_string(misalign) +
                               " first=" + std::to_string(first_block) + " blocks=" + std::to_string(blocks) +
                               " cut=" + std::to_string(cut) + " density=" + std::to_string(density);
@@ -50,8 +51,10 @@ TEST(MemoryOps, WriteCoveredElementsAndBlocks) {
         for (std::size_t misalign : {std::size_t{0}, std::size_t{4}, std::size_t{3}})
             for (std::size_t first : {std::size_t{0}, std::size_t{5}, std::size_t{1021}})
                 for (std::size_t blocks : {std::size_t{0}, std::size_t{1}, std::size_t{37}, std::size_t{5000}})
-                    for (double density : {0.0, 0.001, 0.04, 0.5, 1.0})
-                        check_write_covered(block_bytes, misalign, first, blocks, 0, density, seed++);
+                    for (double density : {0.0, 0.001, 0.04, 0.5, 1.0}) {
+                        const bool streaming = seed % 2 == 0;  // both store kinds
+                        check_write_covered(block_bytes, misalign, first, blocks, 0, density, seed++, streaming);
+                    }
 }
 
 TEST(MemoryOps, WriteCoveredCutsThePartialFinalBlock) {

@@ -75,7 +75,6 @@ void run_scenario(const Scenario &sc) {
     base.layout = layout;
     base.type = sc.type;
     base.op = sc.op;
-    base.exact_union = sc.collecting;  // only a sparse output needs presence bitmaps
     for (int w = 0; w < sc.workers; ++w)
         base.worker_peer.push_back(w);
     if (sc.dedicated) {
