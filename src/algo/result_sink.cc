@@ -34,13 +34,6 @@ void DenseResultSink::write(const MessageView &view) {
                    layout_.bytes_of(view.first + view.index[view.n - 1]));
 }
 
-void DenseResultSink::wrote_in_place(std::uint64_t cover_begin, std::uint64_t cover_end, std::uint64_t first,
-                                     std::uint64_t n) {
-    if (!write_zeros_) return;
-    zero(cover_begin, first);
-    zero(first + n, cover_end);
-}
-
 void DenseResultSink::zero(std::uint64_t first, std::uint64_t end) {
     if (end <= first) return;
     const std::size_t bytes = layout_.run_bytes(first, end - first);

@@ -20,10 +20,6 @@ class ResultSink {
     // Stores the blocks a result message carries. For a dense output, gap blocks of a dense run are
     // zero bytes and may be copied with the run.
     virtual void write(const MessageView &view) = 0;
-    // A gap-free dense run [first, first + n) of a message covering [cover_begin, cover_end) now
-    // sits in in_place(first, n).
-    virtual void wrote_in_place(std::uint64_t cover_begin, std::uint64_t cover_end, std::uint64_t first,
-                                std::uint64_t n) = 0;
 };
 
 class DenseResultSink final : public ResultSink {
@@ -38,8 +34,6 @@ class DenseResultSink final : public ResultSink {
         return write_zeros_ ? nullptr : out_ + layout_.offset_of(first);
     }
     void write(const MessageView &view) override;
-    void wrote_in_place(std::uint64_t cover_begin, std::uint64_t cover_end, std::uint64_t first,
-                        std::uint64_t n) override;
 
   private:
     void zero(std::uint64_t first, std::uint64_t end);  // blocks [first, end)
@@ -56,7 +50,6 @@ class CollectingResultSink final : public ResultSink {
     explicit CollectingResultSink(const BlockLayout &layout) : layout_(layout) {}
     std::byte *in_place(std::uint64_t, std::uint64_t) override { return nullptr; }
     void write(const MessageView &view) override;
-    void wrote_in_place(std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t) override {}
 
     // Moves the union out, sorted by index.
     void finish(std::vector<std::int64_t> &indices, std::vector<std::byte> &values);

@@ -174,8 +174,7 @@ bool WorkerRole::poll_fetches() {
         if (p.fetch.failed) {
             fail("fetching a result failed: " + p.fetch.failure);
         } else if (p.buffer.data() == nullptr) {
-            sink_.wrote_in_place(h.begin, h.end, h.first, h.nblocks);
-            result_covered(static_cast<int>(h.sender), h.begin, h.end);
+            result_covered(static_cast<int>(h.sender), h.begin, h.end);  // fetched into the output
         } else {
             store_result(h, p.buffer.data(), p.message.bytes);
         }
