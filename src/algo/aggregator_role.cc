@@ -7,16 +7,6 @@
 #include "algo/worker_role.h"
 
 namespace mpix::sparse::detail {
-namespace {
-
-// Payloads from the transport must be 8-byte aligned for typed access (see check_payload).
-bool aligned8(const std::byte *p) {
-    return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0;
-}
-
-constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu;  // packed block numbers are uint32
-
-}  // namespace
 
 AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
                                Transport &transport, StreamResources &resources, OpCounters &counters,

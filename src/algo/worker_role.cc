@@ -5,15 +5,6 @@
 #include <sstream>
 
 namespace mpix::sparse::detail {
-namespace {
-
-constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu;  // packed block numbers are uint32
-
-bool aligned8(const std::byte *p) {
-    return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0;
-}
-
-}  // namespace
 
 WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources, OpCounters &counters,
                        const ContributionSource &source, ResultSink &sink)

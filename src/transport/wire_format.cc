@@ -24,7 +24,7 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes) {
     if (h.begin > h.end || h.begin < h.shard_lo || h.end > h.shard_hi) return "range outside the shard";
     if (h.nblocks > h.end - h.begin) return "more blocks than the range holds";
     // Packed block numbers are 32-bit offsets from begin; a message without blocks may cover more.
-    if (h.nblocks > 0 && !(h.flags & kDenseRun) && h.end - h.begin > 0xffffffffu) return "packed range too long";
+    if (h.nblocks > 0 && !(h.flags & kDenseRun) && h.end - h.begin > kMaxPackedSpan) return "packed range too long";
     if (h.flags & kDenseRun) {
         if (h.first < h.begin || h.first > h.end || h.nblocks > h.end - h.first) return "dense run outside the range";
     }
@@ -40,7 +40,7 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
     if (h.nblocks == 0) return payload_bytes == 0 ? nullptr : "payload without blocks";
     // Block data lengths are multiples of the element size (>= 4), so the trailing uint32 arrays are
     // aligned when the payload is; receivers hand in 8-byte aligned payloads.
-    if ((reinterpret_cast<std::uintptr_t>(payload) & 7u) != 0) return "misaligned payload";
+    if (!aligned8(payload)) return "misaligned payload";
     if (h.flags & kDenseRun) {
         view->dense = true;
         view->first = h.first;

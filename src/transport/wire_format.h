@@ -44,6 +44,16 @@ struct WireHeader {
 };
 static_assert(sizeof(WireHeader) == 88, "WireHeader layout is part of the wire protocol");
 
+// Packed block numbers are uint32 offsets from a message's begin: a packed message spans at most this
+// many blocks.
+inline constexpr std::uint64_t kMaxPackedSpan = 0xffffffffu;
+
+// Payloads must be 8-byte aligned for typed access (check_payload rejects others; receivers copy
+// a misaligned transport buffer first).
+inline bool aligned8(const std::byte *p) {
+    return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0;
+}
+
 inline std::size_t presence_bytes(std::uint64_t nblocks) {
     return static_cast<std::size_t>((nblocks + 31) / 32) * sizeof(std::uint32_t);
 }
