@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/element_type.h"
@@ -78,39 +79,21 @@ T small_value(std::mt19937_64 &rng, bool allow_negative) {
     return static_cast<T>(v);
 }
 
+template <class T>
+void write_small(std::byte *p, std::mt19937_64 &rng) {
+    const T v = small_value<T>(rng, std::is_signed_v<T>);  // floats count as signed
+    std::memcpy(p, &v, sizeof v);
+}
+
 // Writes a non-zero integer-valued element of `type` at p.
 inline void write_value(ElementType type, std::byte *p, std::mt19937_64 &rng) {
     switch (type) {
-    case ElementType::F32: {
-        float v = small_value<float>(rng, true);
-        std::memcpy(p, &v, 4);
-        break;
-    }
-    case ElementType::F64: {
-        double v = small_value<double>(rng, true);
-        std::memcpy(p, &v, 8);
-        break;
-    }
-    case ElementType::I32: {
-        std::int32_t v = small_value<std::int32_t>(rng, true);
-        std::memcpy(p, &v, 4);
-        break;
-    }
-    case ElementType::I64: {
-        std::int64_t v = small_value<std::int64_t>(rng, true);
-        std::memcpy(p, &v, 8);
-        break;
-    }
-    case ElementType::U32: {
-        std::uint32_t v = small_value<std::uint32_t>(rng, false);
-        std::memcpy(p, &v, 4);
-        break;
-    }
-    case ElementType::U64: {
-        std::uint64_t v = small_value<std::uint64_t>(rng, false);
-        std::memcpy(p, &v, 8);
-        break;
-    }
+    case ElementType::F32: write_small<float>(p, rng); break;
+    case ElementType::F64: write_small<double>(p, rng); break;
+    case ElementType::I32: write_small<std::int32_t>(p, rng); break;
+    case ElementType::I64: write_small<std::int64_t>(p, rng); break;
+    case ElementType::U32: write_small<std::uint32_t>(p, rng); break;
+    case ElementType::U64: write_small<std::uint64_t>(p, rng); break;
     default: break;
     }
 }
