@@ -35,8 +35,8 @@ AggregatorRole::~AggregatorRole() {
     }
 }
 
-void AggregatorRole::fail(const std::string &what) {
-    if (error_.empty()) error_ = what;
+void AggregatorRole::fail(ErrorId id, const std::string &what) {
+    if (!error_) error_ = OpError{id, what};
 }
 
 void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
@@ -52,11 +52,12 @@ void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
 
 void AggregatorRole::on_contribution(InboundMessage &&message) {
     const WireHeader &h = message.header;
+    if (spec_.fail_at == FailPoint::Aggregate && !error_) fail(ErrorId::InjectedFailure, "at the first contribution");
     const auto worker = static_cast<int>(h.sender);
     counters_.bytes_received += sizeof(WireHeader) + message.bytes;
     ++counters_.messages_received;
     if (worker >= spec_.workers() || worker == spec_.my_worker || h.shard_lo != lo_ || h.shard_hi != hi_) {
-        fail("contribution from an unexpected sender or for another shard");
+        fail(ErrorId::ProtocolViolation, "contribution from an unexpected sender or for another shard");
         transport_.release(message);
         return;
     }
@@ -66,7 +67,7 @@ void AggregatorRole::on_contribution(InboundMessage &&message) {
     for (const auto &p : s.pieces)
         overlaps |= h.begin < p->message.header.end && p->message.header.begin < h.end;
     if (overlaps) {
-        fail("overlapping contribution ranges");
+        fail(ErrorId::ProtocolViolation, "overlapping contribution ranges");
         transport_.release(message);
         return;
     }
@@ -94,7 +95,7 @@ bool AggregatorRole::make_ready(InboundPiece &piece) {
     }
     if (const char *bad =
             check_payload(piece.message.header, spec_.layout, payload, piece.message.bytes, &piece.view)) {
-        fail(std::string("malformed contribution: ") + bad);
+        fail(ErrorId::ProtocolViolation, std::string("malformed contribution: ") + bad);
         return false;
     }
     piece.cursor = MessageCursor(piece.view, spec_.layout);
@@ -109,7 +110,7 @@ bool AggregatorRole::poll_fetches() {
             if (p->ready || !p->fetch.done()) continue;
             progressed = true;
             if (p->fetch.failed) {
-                fail("fetching a contribution failed: " + p->fetch.failure);
+                fail(ErrorId::TransportFailure, "fetching a contribution failed: " + p->fetch.failure);
                 continue;
             }
             make_ready(*p);
@@ -152,7 +153,7 @@ std::uint64_t AggregatorRole::next_block(std::uint64_t from, std::uint64_t limit
 bool AggregatorRole::advance() {
     bool progressed = poll_fetches();
     progressed |= reap_sends();
-    if (!error_.empty()) return progressed;
+    if (error_) return progressed;
     const std::uint64_t limit = frontier();
     while (done_ < limit) {
         const std::uint64_t base = next_block(done_, limit);
@@ -363,7 +364,7 @@ void AggregatorRole::finish_result(std::unique_ptr<OutboundMessage> message, con
     if (own_sink_ && !in_place_) {
         MessageView view;
         if (const char *bad = check_payload(message->header, spec_.layout, payload, bytes, &view))
-            fail(std::string("own result malformed: ") + bad);
+            fail(ErrorId::ProtocolViolation, std::string("own result malformed: ") + bad);
         else
             own_sink_->write(view);
     }
@@ -404,7 +405,7 @@ void AggregatorRole::release_consumed() {
 bool AggregatorRole::reap_sends() {
     std::string failure;
     const bool progressed = res_.recycle_sent(in_flight_, &failure);
-    if (!failure.empty()) fail("sending a result failed: " + failure);
+    if (!failure.empty()) fail(ErrorId::TransportFailure, "sending a result failed: " + failure);
     return progressed;
 }
 
@@ -432,8 +433,8 @@ std::string AggregatorRole::describe() const {
 bool AggregatorRole::done() const {
     // Every result is posted. Send completions are not awaited here: a rendezvous send completes only
     // on the receiver's acknowledgement, which a receiver that has finished may never progress; the
-    // caller's completion barrier guarantees the receivers have the data (see CommState::run_stream).
-    if (!error_.empty()) return true;
+    // caller's completion barrier guarantees the receivers have the data (see SparseOperation).
+    if (error_) return true;
     return done_ == hi_ && cover_start_ == hi_ && !pending_;
 }
 

@@ -15,6 +15,7 @@
 #include "algo/stream_spec.h"
 #include "algo/window_reducer.h"
 #include "core/reduce_kernels.h"
+#include "core/operation.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -37,7 +38,7 @@ class AggregatorRole {
     // Reduces and sends what it can without waiting; true when anything happened.
     bool advance();
     bool done() const;
-    const std::string &error() const { return error_; }
+    const OpError &error() const { return error_; }
     // What it is waiting for (diagnostics of a stalled operation).
     std::string describe() const;
 
@@ -47,7 +48,7 @@ class AggregatorRole {
         std::uint64_t next_begin = 0;                       // where the first kept piece must begin
     };
 
-    void fail(const std::string &what);
+    void fail(ErrorId id, const std::string &what);
     void drop(std::unique_ptr<InboundPiece> piece);
     bool make_ready(InboundPiece &piece);
     bool poll_fetches();
@@ -89,7 +90,7 @@ class AggregatorRole {
     std::unique_ptr<OutboundMessage> pending_;
     std::size_t pending_n_ = 0, pending_bytes_ = 0;
     std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
-    std::string error_;
+    OpError error_;
 };
 
 }  // namespace mpix::sparse::detail

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "algo/window_reducer.h"
-#include "core/comm_state.h"
+#include "algo/stream_resources.h"
 #include "core/error.h"
 #include "core/index_checks.h"
 #include "core/memory_ops.h"
@@ -19,9 +19,6 @@ std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t ma
     return (8 + max_blocks * (8 + layout.block_bytes()) + 7) / 8 * 8;
 }
 
-namespace {
-
-// This rank's record: its block count, block numbers and blocks (at most max_blocks).
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
                  std::byte *record) {
     const std::size_t block_bytes = layout.block_bytes();
@@ -40,6 +37,8 @@ void pack_record(const ContributionSource &source, const BlockLayout &layout, st
     std::memcpy(record, &n, 8);
 }
 
+namespace {
+
 // One gathered record, checked, with how far it has been reduced.
 struct RecordCursor {
     const std::uint64_t *index;
@@ -49,13 +48,13 @@ struct RecordCursor {
 
 // Reduces the records window by window, contributors in rank order (the same result on every rank),
 // and hands each window's union to the sink as one packed piece covering the window (zeros between).
-void reduce_records(CommState &state, const BlockLayout &layout, const ReduceKernels &kernels,
+void reduce_records(StreamResources &resources, const BlockLayout &layout, const ReduceKernels &kernels,
                     std::vector<RecordCursor> &records, ResultSink &sink) {
     const std::uint64_t blocks = layout.num_blocks();
     const std::size_t block_bytes = layout.block_bytes();
     const std::uint64_t window = std::max<std::uint64_t>(1, std::min(blocks, window_blocks(layout, 1)));
-    BufferPool &pool = state.resources().buffers;
-    WindowReducer reducer(layout, kernels, state.resources(), window);
+    BufferPool &pool = resources.buffers;
+    WindowReducer reducer(layout, kernels, resources, window);
     BufferPool::Buffer acc = pool.acquire(static_cast<std::size_t>(window) * block_bytes);
     BufferPool::Buffer out = pool.acquire(static_cast<std::size_t>(window) * block_bytes);
     BufferPool::Buffer positions = pool.acquire(static_cast<std::size_t>(window) * sizeof(std::uint32_t));
@@ -104,41 +103,21 @@ void reduce_records(CommState &state, const BlockLayout &layout, const ReduceKer
 
 }  // namespace
 
-void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementType type, ReduceOp op,
-                         const ContributionSource &source, std::uint64_t max_blocks, ResultSink &sink,
-                         OpCounters &counters) {
-    const int ranks = state.size();
-    const std::size_t record = static_cast<std::size_t>(allgather_record_bytes(layout, max_blocks));
-    BufferPool &pool = state.resources().buffers;
-    BufferPool::Buffer mine = pool.acquire(record);
-    BufferPool::Buffer all = pool.acquire(record * static_cast<std::size_t>(ranks));
-    pack_record(source, layout, max_blocks, mine.data());
-    const int rc = MPI_Allgather(mine.data(), static_cast<int>(record), MPI_BYTE, all.data(), static_cast<int>(record),
-                                 MPI_BYTE, state.comm());
-    pool.release(std::move(mine));
-    if (rc != MPI_SUCCESS) {
-        pool.release(std::move(all));
-        throw Error(ErrorId::MpiFailure, rc, "MPI_Allgather");
-    }
-    counters.bytes_sent += record * static_cast<std::uint64_t>(ranks - 1);
-    counters.bytes_received += record * static_cast<std::uint64_t>(ranks - 1);
-
-    // Records come from other ranks: counts and block numbers are checked before use.
+void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
+                     ElementType type, ReduceOp op, std::uint64_t max_blocks, StreamResources &resources,
+                     ResultSink &sink) {
     std::vector<RecordCursor> records;
     const std::uint64_t blocks = layout.num_blocks();
     for (int r = 0; r < ranks; ++r) {
-        const std::byte *rec = all.data() + static_cast<std::size_t>(r) * record;
+        const std::byte *rec = all + static_cast<std::size_t>(r) * record_bytes;
         std::uint64_t count = 0;
         std::memcpy(&count, rec, 8);
         const auto *idx = reinterpret_cast<const std::uint64_t *>(rec + 8);
-        if (count > max_blocks || !ascending_below(idx, static_cast<std::size_t>(count), blocks)) {
-            pool.release(std::move(all));
+        if (count > max_blocks || !ascending_below(idx, static_cast<std::size_t>(count), blocks))
             fail(ErrorId::ProtocolViolation, "allgather record with bad block numbers");
-        }
         records.push_back({idx, rec + 8 + max_blocks * 8, count, 0});
     }
-    reduce_records(state, layout, kernels_for(type, op), records, sink);
-    pool.release(std::move(all));
+    reduce_records(resources, layout, kernels_for(type, op), records, sink);
 }
 
 }  // namespace mpix::sparse::detail

@@ -6,22 +6,26 @@
 #include <cstdint>
 
 #include "algo/contribution_source.h"
-#include "algo/op_counters.h"
 #include "algo/result_sink.h"
 #include "core/block_layout.h"
 #include "core/element_type.h"
 
 namespace mpix::sparse::detail {
 
-class CommState;
+struct StreamResources;
 
-// Bytes one rank contributes for `max_blocks` blocks of `layout`.
+// Record layout: uint64 n, then max_blocks uint64 block numbers, then max_blocks blocks of data.
 std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t max_blocks);
 
-// `max_blocks` is the most blocks any worker has (from the agreement); the caller checked that
-// allgather_record_bytes() fits an MPI count.
-void allgather_allreduce(CommState &state, const BlockLayout &layout, ElementType type, ReduceOp op,
-                         const ContributionSource &source, std::uint64_t max_blocks, ResultSink &sink,
-                         OpCounters &counters);
+// This rank's record: its block count, block numbers and blocks (at most max_blocks).
+void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
+                 std::byte *record);
+
+// After MPI_Allgather of every rank's record into `all`: checks each record (they come from other
+// ranks) and reduces them window by window, contributors in rank order, into `sink`. Throws
+// Error(ProtocolViolation) on a malformed record.
+void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
+                     ElementType type, ReduceOp op, std::uint64_t max_blocks, StreamResources &resources,
+                     ResultSink &sink);
 
 }  // namespace mpix::sparse::detail

@@ -1,17 +1,23 @@
-// MPIX_Sparse_allreduce below the API: scan, agree, plan, then the dense, allgather or aggregator
-// algorithm.
+// MPIX_Sparse_allreduce below the API, as an operation: scan, agree, plan, then the dense, allgather
+// or aggregator algorithm; or, on communicators with node and leader levels, the same inside each
+// node, across the node leaders, and the leader's result back to its node.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
+
+#include "core/operation.h"
 
 namespace mpix::sparse::detail {
 
 class CommState;
 
-// Arguments were validated by the API. sendbuf may be MPI_IN_PLACE.
-void block_allreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
-                     MPI_Op op);
+// Arguments were validated by the API. sendbuf may be MPI_IN_PLACE. The operation is not started.
+// `local_failure` makes this rank report a failure in the agreement (its peers then fail too).
+std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *sendbuf, void *recvbuf,
+                                                std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
+                                                bool local_failure = false);
 
 }  // namespace mpix::sparse::detail

@@ -1,11 +1,12 @@
 #include "algo/element_allreduce.h"
 
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "algo/contribution_source.h"
-#include "algo/dense_allreduce.h"
 #include "algo/result_sink.h"
-#include "algo/sparse_call.h"
+#include "algo/sparse_operation.h"
 #include "core/comm_state.h"
 #include "core/element_type.h"
 #include "core/memory_ops.h"
@@ -45,107 +46,133 @@ void densify(const ElementInput &in, const SortedPairs *canonical, std::byte *de
     }
 }
 
-// Dense path for any type and op. With a sparse output, the union comes from a bitwise OR of
-// per-rank presence bitmaps.
-void serve_dense(CommState &state, const ElementInput &in, const SortedPairs *canonical, const ElementOutput &out,
-                 std::size_t extent) {
-    std::vector<std::byte> scratch;
-    std::byte *dense = static_cast<std::byte *>(out.dense);
-    if (dense == nullptr) {
-        scratch.resize(static_cast<std::size_t>(in.count) * extent);
-        dense = scratch.data();
-    }
-    densify(in, canonical, dense, extent);
-    if (state.size() > 1)
-        dense_allreduce(state, MPI_IN_PLACE, dense, static_cast<std::uint64_t>(in.count), in.datatype, in.op);
-    if (out.indices != nullptr) {
-        std::vector<std::uint8_t> present(static_cast<std::size_t>(in.count + 7) / 8, 0);
-        for (std::int64_t i = 0; i < in.nnz; ++i)
-            present[static_cast<std::size_t>(in.indices[i]) >> 3] |=
-                static_cast<std::uint8_t>(1u << (in.indices[i] & 7));
-        if (state.size() > 1) {
-            std::uint64_t done = 0;
-            while (done < present.size()) {
-                const std::uint64_t n = std::min<std::uint64_t>(present.size() - done, 1u << 30);
-                const int rc = MPI_Allreduce(MPI_IN_PLACE, present.data() + done, static_cast<int>(n), MPI_UINT8_T,
-                                             MPI_BOR, state.comm());
-                if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
-                done += n;
-            }
-        }
-        out.indices->clear();
-        out.values->clear();
-        for (std::int64_t k = 0; k < in.count; ++k) {
-            if (!((present[static_cast<std::size_t>(k) >> 3] >> (k & 7)) & 1u)) continue;
-            out.indices->push_back(k);
-            const std::byte *v = dense + static_cast<std::size_t>(k) * extent;
-            out.values->insert(out.values->end(), v, v + extent);
-        }
-    }
-    ++state.stats().dense_fallbacks;
-    state.stats().last_algorithm = static_cast<int>(Algorithm::Dense);
+// The union's presence bitmap of the dense path's sparse output: bit k set when this rank passed k.
+std::vector<std::uint8_t> presence_of(const ElementInput &in) {
+    std::vector<std::uint8_t> present(static_cast<std::size_t>(in.count + 7) / 8, 0);
+    for (std::int64_t i = 0; i < in.nnz; ++i)
+        present[static_cast<std::size_t>(in.indices[i]) >> 3] |= static_cast<std::uint8_t>(1u << (in.indices[i] & 7));
+    return present;
 }
 
-}  // namespace
+class ElementAllreduce final : public SparseOperation {
+  public:
+    ElementAllreduce(CommState &state, const ElementInput &in, const ElementOutput &out, ErrorId local_error)
+        : SparseOperation(state), in_(in), out_(out), local_(local_error) {}
 
-void element_allreduce(CommState &state, const ElementInput &in, const ElementOutput &out, ErrorId local_error) {
-    SparseCall call;
-    call.seq = state.begin_call();
-    const auto type = element_type_of(in.datatype);
-    const auto reduce = reduce_op_of(in.op);
-    call.sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
-    MPI_Count size = 0, lb = 0, extent = 0;
-    if (local_error == kNoError) {
-        MPI_Type_size_x(in.datatype, &size);
-        MPI_Type_get_extent_x(in.datatype, &lb, &extent);
-    }
+    void activate() override;
 
-    // Canonical input: sorted unique pairs (sparse path) or just checked indices (dense path).
-    SortedPairs pairs;
-    if (local_error == kNoError) {
-        if (call.sparse_capable) {
-            if (!sort_pairs(in.indices, static_cast<const std::byte *>(in.values), static_cast<std::size_t>(in.nnz),
-                            element_size(*type), static_cast<std::uint64_t>(in.count), kernels_for(*type, *reduce),
-                            state.pair_scratch(), pairs))
-                local_error = ErrorId::IndexOutOfRange;
-        } else {
-            for (std::int64_t i = 0; i < in.nnz && local_error == kNoError; ++i)
-                if (in.indices[i] < 0 || in.indices[i] >= in.count) local_error = ErrorId::IndexOutOfRange;
+  private:
+    // Dense path for any type and op. With a sparse output, the union comes from a bitwise OR of
+    // per-rank presence bitmaps, reduced together with the values.
+    void start_dense() override {
+        std::byte *dense = static_cast<std::byte *>(out_.dense);
+        if (dense == nullptr) {
+            dense_scratch_.resize(static_cast<std::size_t>(in_.count) * extent_);
+            dense = dense_scratch_.data();
+        }
+        densify(in_, call_.sparse_capable ? &pairs_ : nullptr, dense, extent_);
+        if (state().size() > 1)
+            mpi_.iallreduce(MPI_IN_PLACE, dense, static_cast<std::uint64_t>(in_.count), in_.datatype, in_.op,
+                            state().comm());
+        if (out_.indices != nullptr) {
+            present_ = presence_of(in_);
+            if (state().size() > 1)
+                mpi_.iallreduce(MPI_IN_PLACE, present_.data(), present_.size(), MPI_UINT8_T, MPI_BOR, state().comm());
         }
     }
-    if (state.size() == 1 && local_error != kNoError) fail(local_error);
+    void finish_dense() override {
+        if (out_.indices == nullptr) return;
+        const std::byte *dense = out_.dense != nullptr ? static_cast<const std::byte *>(out_.dense)
+                                                       : dense_scratch_.data();
+        out_.indices->clear();
+        out_.values->clear();
+        for (std::int64_t k = 0; k < in_.count; ++k) {
+            if (!((present_[static_cast<std::size_t>(k) >> 3] >> (k & 7)) & 1u)) continue;
+            out_.indices->push_back(k);
+            const std::byte *v = dense + static_cast<std::size_t>(k) * extent_;
+            out_.values->insert(out_.values->end(), v, v + extent_);
+        }
+    }
+    void finish_sparse() override {
+        if (collecting_)
+            collecting_->finish(*out_.indices, *out_.values);
+        else
+            store_fence();
+    }
+    OpError local_error() const override { return {local_, {}}; }
+    const ContributionSource &source() const override { return *source_; }
+    ResultSink &sink() override {
+        if (collecting_) return *collecting_;
+        return *dense_sink_;
+    }
 
+    ElementInput in_;
+    ElementOutput out_;
+    ErrorId local_;
+    std::size_t extent_ = 0;
+    SortedPairs pairs_;
+    std::optional<PairsSource> source_;
+    std::optional<DenseResultSink> dense_sink_;
+    std::optional<CollectingResultSink> collecting_;
+    std::vector<std::byte> dense_scratch_;
+    std::vector<std::uint8_t> present_;
+};
+
+void ElementAllreduce::activate() {
+    CommState &s = state();
+    SparseCall call;
+    const auto type = element_type_of(in_.datatype);
+    const auto reduce = reduce_op_of(in_.op);
+    call.sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
+    if (local_ == kNoError) {
+        MPI_Count lb = 0, extent = 0;
+        MPI_Type_get_extent_x(in_.datatype, &lb, &extent);
+        extent_ = static_cast<std::size_t>(extent);
+    }
+    // Canonical input: sorted unique pairs (sparse path) or just checked indices (dense path).
+    if (local_ == kNoError) {
+        if (call.sparse_capable) {
+            if (!sort_pairs(in_.indices, static_cast<const std::byte *>(in_.values), static_cast<std::size_t>(in_.nnz),
+                            element_size(*type), static_cast<std::uint64_t>(in_.count), kernels_for(*type, *reduce),
+                            scratch().pairs, pairs_))
+                local_ = ErrorId::IndexOutOfRange;
+        } else {
+            for (std::int64_t i = 0; i < in_.nnz && local_ == kNoError; ++i)
+                if (in_.indices[i] < 0 || in_.indices[i] >= in_.count) local_ = ErrorId::IndexOutOfRange;
+        }
+    }
+    if (s.size() == 1 && local_ != kNoError) detail::fail(local_);
     if (call.sparse_capable) {
         call.type = *type;
         call.op = *reduce;
     }
     const std::uint32_t elem = call.sparse_capable ? static_cast<std::uint32_t>(element_size(call.type)) : 4;
-    call.layout = BlockLayout{local_error == kNoError ? static_cast<std::uint64_t>(in.count) : 0, 1, elem};
-    call.nonzero = pairs.size;
-    call.output_to_zero = out.dense != nullptr;
-    PairsSource source(pairs.indices, pairs.values, pairs.size, elem);
-
-    Plan plan;
-    if (state.size() > 1) {
-        plan = agree_on_plan(state, call, source, local_error != kNoError, out.dense != nullptr);
-        if (local_error != kNoError) fail(local_error);
-    }
-    if (!call.sparse_capable || state.size() == 1 || plan.algorithm == Algorithm::Dense) {
-        serve_dense(state, in, call.sparse_capable ? &pairs : nullptr, out, static_cast<std::size_t>(extent));
+    call.layout = BlockLayout{local_ == kNoError ? static_cast<std::uint64_t>(in_.count) : 0, 1, elem};
+    call.nonzero = pairs_.size;
+    call.output_to_zero = out_.dense != nullptr;
+    call.allow_dense = out_.dense != nullptr;
+    if (local_ != kNoError) call.local = SparseCall::Local::Argument;
+    source_.emplace(pairs_.indices, pairs_.values, pairs_.size, elem);
+    // The dense output is written once, a covered range at a time as results arrive: the union's
+    // values with the zeros between them (large outputs in cache tiles streamed to memory).
+    // Zero-filling first and scattering after costs a second pass over every line with a value.
+    if (out_.dense != nullptr)
+        dense_sink_.emplace(static_cast<std::byte *>(out_.dense), call.layout, DenseResultSink::Zeros::Written);
+    else
+        collecting_.emplace(call.layout);
+    call_ = call;
+    if (s.size() == 1) {
+        go_dense();
         return;
     }
-    if (out.dense != nullptr) {
-        // The output is written once, a covered range at a time as results arrive: the union's
-        // values with the zeros between them (large outputs in cache tiles streamed to memory).
-        // Zero-filling first and scattering after costs a second pass over every line with a value.
-        DenseResultSink sink(static_cast<std::byte *>(out.dense), call.layout, DenseResultSink::Zeros::Written);
-        run_sparse(state, call, plan, source, sink);
-        store_fence();
-    } else {
-        CollectingResultSink sink(call.layout);
-        run_sparse(state, call, plan, source, sink);
-        sink.finish(*out.indices, *out.values);
-    }
+    agree(call);
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> make_element_allreduce(CommState &state, const ElementInput &input,
+                                                  const ElementOutput &output, ErrorId local_error) {
+    return std::make_unique<ElementAllreduce>(state, input, output, local_error);
 }
 
 }  // namespace mpix::sparse::detail

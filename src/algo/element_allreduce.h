@@ -8,7 +8,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
 #include "core/error.h"
+#include "core/operation.h"
 
 namespace mpix::sparse::detail {
 
@@ -30,8 +33,10 @@ struct ElementOutput {
     std::vector<std::byte> *values = nullptr;
 };
 
-// `local_error` is an argument error this rank found before (ErrorId::Count_ when none); it is
-// raised after the agreement, and the other ranks raise Error(RemoteArgument).
-void element_allreduce(CommState &state, const ElementInput &input, const ElementOutput &output, ErrorId local_error);
+// The operation (not started). `local_error` is an argument error this rank found before
+// (ErrorId::Count_ when none); it is raised after the agreement, and the other ranks raise
+// Error(RemoteArgument). Input and output must stay valid until the operation is retired.
+std::unique_ptr<Operation> make_element_allreduce(CommState &state, const ElementInput &input,
+                                                  const ElementOutput &output, ErrorId local_error);
 
 }  // namespace mpix::sparse::detail

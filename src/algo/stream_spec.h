@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/block_layout.h"
+#include "core/config.h"
 #include "core/element_type.h"
 
 namespace mpix::sparse::detail {
@@ -27,6 +28,7 @@ struct StreamSpec {
     int my_aggregator = -1;  // this rank's aggregator index, or -1
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;
+    FailPoint fail_at = FailPoint::None;  // test hook: where this rank injects a failure
 
     int workers() const { return static_cast<int>(worker_peer.size()); }
     int aggregators() const { return static_cast<int>(aggregator_peer.size()); }

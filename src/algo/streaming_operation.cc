@@ -1,23 +1,39 @@
 #include "algo/streaming_operation.h"
 
-#include <chrono>
-#include <cstdlib>
-#include <iostream>
+#include <algorithm>
 
 namespace mpix::sparse::detail {
 
 StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transport, StreamResources &resources,
-                                       OpCounters &counters, const ContributionSource *source, ResultSink *sink)
-    : spec_(spec), transport_(transport) {
+                                       OpCounters &counters, const ContributionSource *source, ResultSink *sink,
+                                       int group_rank)
+    : spec_(spec), transport_(transport), resources_(resources), group_rank_(group_rank) {
     if (spec.my_worker >= 0) worker_.emplace(spec, transport, resources, counters, *source, *sink);
     if (spec.my_aggregator >= 0)
         aggregator_.emplace(spec, spec.shard_lo(spec.my_aggregator), spec.shard_hi(spec.my_aggregator), transport,
                             resources, counters, spec.my_worker >= 0 ? source : nullptr,
                             spec.my_worker >= 0 ? sink : nullptr, worker_ ? &*worker_ : nullptr);
+    if (group_rank_ < 0)
+        group_rank_ = spec.my_worker >= 0 ? spec.worker_peer[static_cast<std::size_t>(spec.my_worker)]
+                                          : spec.aggregator_peer[static_cast<std::size_t>(spec.my_aggregator)];
+}
+
+StreamingOperation::~StreamingOperation() {
+    // Aborts the transport still holds keep their memory in the drain list.
+    for (auto &m : aborts_)
+        resources_.drain(std::move(m));
 }
 
 void StreamingOperation::on_message(InboundMessage &&message) {
     const WireHeader &h = message.header;
+    if (h.kind == MessageKind::Abort) {
+        if (!error_) {
+            error_ = OpError{ErrorId::RemoteFailure, "rank " + std::to_string(h.sender) + " failed"};
+            remote_ = true;
+        }
+        transport_.release(message);
+        return;
+    }
     const bool matches = h.context == spec_.context && h.seq == spec_.seq && h.count == spec_.layout.count &&
                          h.block_elems == spec_.layout.block_elems &&
                          h.elem_type == static_cast<std::uint8_t>(spec_.type) &&
@@ -28,28 +44,58 @@ void StreamingOperation::on_message(InboundMessage &&message) {
     } else if (matches && h.kind == MessageKind::Result && worker_) {
         worker_->on_result(std::move(message));
     } else {
-        if (error_.empty()) error_ = "message does not match the operation (different arguments on some rank?)";
+        fail({ErrorId::ProtocolViolation, "message does not match the operation (different arguments on some rank?)"});
         transport_.release(message);
+    }
+}
+
+void StreamingOperation::fail(OpError error) {
+    if (!error_) error_ = std::move(error);
+}
+
+const OpError &StreamingOperation::error() const {
+    if (error_) return error_;
+    if (worker_ && worker_->error()) return worker_->error();
+    if (aggregator_ && aggregator_->error()) return aggregator_->error();
+    return error_;
+}
+
+// Every other rank of the stream learns that this one failed. Sent once; a failure that came from a
+// peer's Abort is not passed on (that peer told everyone).
+void StreamingOperation::abort_peers() {
+    aborts_sent_ = true;
+    std::vector<int> peers = spec_.worker_peer;
+    peers.insert(peers.end(), spec_.aggregator_peer.begin(), spec_.aggregator_peer.end());
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    for (int peer : peers) {
+        if (peer == group_rank_) continue;
+        auto m = resources_.outbound.get();
+        m->header.kind = MessageKind::Abort;
+        m->header.context = spec_.context;
+        m->header.seq = spec_.seq;
+        m->header.sender = static_cast<std::uint32_t>(group_rank_);
+        transport_.send(peer, m->header, nullptr, 0, m->sent);
+        aborts_.push_back(std::move(m));
     }
 }
 
 bool StreamingOperation::advance() {
     bool progressed = false;
-    if (worker_) progressed |= worker_->advance();
-    if (aggregator_) progressed |= aggregator_->advance();
+    if (!error_) {
+        if (worker_) progressed |= worker_->advance();
+        if (aggregator_) progressed |= aggregator_->advance();
+    }
+    if (error() && !remote_ && !aborts_sent_) {
+        abort_peers();
+        progressed = true;
+    }
     return progressed;
 }
 
 bool StreamingOperation::done() const {
-    if (!error_.empty()) return true;
+    if (error()) return remote_ || aborts_sent_;
     return (!worker_ || worker_->done()) && (!aggregator_ || aggregator_->done());
-}
-
-std::string StreamingOperation::error() const {
-    if (!error_.empty()) return error_;
-    if (worker_ && !worker_->error().empty()) return worker_->error();
-    if (aggregator_ && !aggregator_->error().empty()) return aggregator_->error();
-    return {};
 }
 
 std::string StreamingOperation::describe() const {
@@ -57,27 +103,6 @@ std::string StreamingOperation::describe() const {
     if (worker_) s += worker_->describe() + " ";
     if (aggregator_) s += aggregator_->describe();
     return s;
-}
-
-void run_to_completion(StreamingOperation &op, Transport &transport) {
-    static const bool debug = [] {
-        const char *v = std::getenv("MPIX_SPARSE_DEBUG");
-        return v != nullptr && *v != '\0' && *v != '0';
-    }();
-    auto last_progress = std::chrono::steady_clock::now();
-    while (!op.done()) {
-        bool progressed = transport.progress();
-        progressed |= op.advance();
-        if (progressed) {
-            if (debug) last_progress = std::chrono::steady_clock::now();
-            continue;
-        }
-        transport.wait();
-        if (debug && std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(10)) {
-            std::cerr << "mpix_sparse: stalled " << op.describe() << std::endl;
-            last_progress = std::chrono::steady_clock::now();
-        }
-    }
 }
 
 }  // namespace mpix::sparse::detail

@@ -30,8 +30,8 @@ WorkerRole::~WorkerRole() {
         res_.drain(std::move(p));
 }
 
-void WorkerRole::fail(const std::string &what) {
-    if (error_.empty()) error_ = what;
+void WorkerRole::fail(ErrorId id, const std::string &what) {
+    if (!error_) error_ = OpError{id, what};
 }
 
 bool WorkerRole::send_contributions(Shard &shard) {
@@ -73,6 +73,8 @@ bool WorkerRole::send_contributions(Shard &shard) {
                 payload = message->buffer.data();
             }
         }
+        const bool inject = !injected_ && (spec_.fail_at == FailPoint::Contribution || spec_.fail_at == FailPoint::Corrupt);
+        if (inject && spec_.fail_at == FailPoint::Corrupt) h.end = h.shard_hi + 1;  // outside the shard
         transport_.send(spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)], h, payload, bytes,
                         message->sent);
         counters_.bytes_sent += sizeof(WireHeader) + bytes;
@@ -82,18 +84,27 @@ bool WorkerRole::send_contributions(Shard &shard) {
         shard.next = plan.end;
         in_flight_.push_back(std::move(message));
         progressed = true;
+        if (inject) {
+            injected_ = true;
+            if (spec_.fail_at == FailPoint::Contribution) fail(ErrorId::InjectedFailure, "after the first contribution");
+            break;
+        }
     }
     return progressed;
 }
 
 void WorkerRole::on_result(InboundMessage &&message) {
     const WireHeader &h = message.header;
+    if (spec_.fail_at == FailPoint::Result && !injected_) {
+        injected_ = true;
+        fail(ErrorId::InjectedFailure, "at the first result");
+    }
     counters_.bytes_received += sizeof(WireHeader) + message.bytes;
     ++counters_.messages_received;
     const auto a = static_cast<int>(h.sender);
     if (a >= spec_.aggregators() || a == spec_.my_aggregator || h.shard_lo != spec_.shard_lo(a) ||
         h.shard_hi != spec_.shard_hi(a) || h.begin < shards_[static_cast<std::size_t>(a)].results.prefix()) {
-        fail("result from an unexpected sender or for a range already covered");
+        fail(ErrorId::ProtocolViolation, "result from an unexpected sender or for a range already covered");
         transport_.release(message);
         return;
     }
@@ -129,7 +140,7 @@ void WorkerRole::on_result(InboundMessage &&message) {
 void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes) {
     MessageView view;
     if (const char *bad = check_payload(h, spec_.layout, payload, bytes, &view)) {
-        fail(std::string("malformed result: ") + bad);
+        fail(ErrorId::ProtocolViolation, std::string("malformed result: ") + bad);
         return;
     }
     sink_.write(view);
@@ -163,7 +174,7 @@ bool WorkerRole::poll_fetches() {
         progressed = true;
         const WireHeader &h = p.message.header;
         if (p.fetch.failed) {
-            fail("fetching a result failed: " + p.fetch.failure);
+            fail(ErrorId::TransportFailure, "fetching a result failed: " + p.fetch.failure);
         } else if (p.buffer.data() == nullptr) {
             result_covered(static_cast<int>(h.sender), h.begin, h.end);  // fetched into the output
         } else {
@@ -179,14 +190,14 @@ bool WorkerRole::poll_fetches() {
 bool WorkerRole::reap_sends() {
     std::string failure;
     const bool progressed = res_.recycle_sent(in_flight_, &failure);
-    if (!failure.empty()) fail("sending a contribution failed: " + failure);
+    if (!failure.empty()) fail(ErrorId::TransportFailure, "sending a contribution failed: " + failure);
     return progressed;
 }
 
 bool WorkerRole::advance() {
     bool progressed = poll_fetches();
     progressed |= reap_sends();
-    if (!error_.empty()) return progressed;
+    if (error_) return progressed;
     for (Shard &s : shards_)
         progressed |= send_contributions(s);
     return progressed;
@@ -205,7 +216,7 @@ std::string WorkerRole::describe() const {
 bool WorkerRole::done() const {
     // All results are in the output. Contributions need no completion: a result covering a range
     // proves its aggregator received this rank's blocks of it.
-    if (!error_.empty()) return true;
+    if (error_) return true;
     return shards_done_ == shards_.size() && fetches_.empty();
 }
 

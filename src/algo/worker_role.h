@@ -14,6 +14,7 @@
 #include "algo/result_sink.h"
 #include "algo/stream_resources.h"
 #include "algo/stream_spec.h"
+#include "core/operation.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -33,7 +34,7 @@ class WorkerRole {
     // Sends and stores what it can without waiting; true when anything happened.
     bool advance();
     bool done() const;
-    const std::string &error() const { return error_; }
+    const OpError &error() const { return error_; }
     // What it is waiting for (diagnostics of a stalled operation).
     std::string describe() const;
 
@@ -46,7 +47,7 @@ class WorkerRole {
         Coverage results;
     };
 
-    void fail(const std::string &what);
+    void fail(ErrorId id, const std::string &what);
     bool send_contributions(Shard &shard);
     bool poll_fetches();
     bool reap_sends();
@@ -63,7 +64,8 @@ class WorkerRole {
     std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
     std::vector<std::unique_ptr<InboundPiece>> fetches_;
     std::size_t shards_done_ = 0;
-    std::string error_;
+    bool injected_ = false;  // the test hook fired
+    OpError error_;
 };
 
 }  // namespace mpix::sparse::detail

@@ -1,4 +1,4 @@
-// MPIX_Sparse_allreduce: argument checks, then the block-sparse path.
+// MPIX_Sparse_allreduce: argument checks, then the block-sparse operation, started and waited on.
 #include <cstdint>
 
 #include "algo/block_allreduce.h"
@@ -15,6 +15,9 @@ extern "C" int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Cou
         Library &library = Library::get();
         library.check_comm(comm);
         check_reduction_arguments(sendbuf, recvbuf, count, datatype, op);
-        block_allreduce(library.state_for(comm), sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op);
+        CommState &state = library.state_for(comm);
+        auto operation =
+            make_block_allreduce(state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op);
+        library.run(state, *operation);
     });
 }

@@ -1,14 +1,13 @@
-// The boundary between the C API and the C++ inside: every entry point runs its body here, under the
-// library lock; an Error becomes its registered MPI error code and is raised through the
-// communicator's error handler (MPI_COMM_WORLD's when the communicator itself is invalid), then
-// returned. Nothing throws across the C ABI.
+// The boundary between the C API and the C++ inside: every entry point runs its body here; an Error
+// becomes its registered MPI error code and is raised through the communicator's error handler
+// (MPI_COMM_WORLD's when the communicator itself is invalid), then returned. Nothing throws across
+// the C ABI. No lock is held here: the library locks what it touches, briefly (core/library.h).
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdlib>
 #include <iostream>
-#include <mutex>
 #include <new>
 
 #include "core/error.h"
@@ -37,7 +36,6 @@ inline int raise_error(MPI_Comm comm, const Error &error) {
 
 template <class Body>
 int api_call(MPI_Comm comm, Body &&body) {
-    std::lock_guard<std::recursive_mutex> guard(Library::lock());
     try {
         body();
         return MPI_SUCCESS;

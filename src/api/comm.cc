@@ -4,7 +4,7 @@
 #include "api/api_guard.h"
 #include "core/comm_state.h"
 #include "core/config.h"
-#include "core/dedicated_aggregator.h"
+#include "algo/dedicated_aggregator.h"
 #include "mpix_sparse/mpix_sparse.h"
 
 using namespace mpix::sparse::detail;

@@ -45,7 +45,9 @@ void run(MPI_Comm comm, const ElementInput &in, const ElementOutput &out, ErrorI
     Library &library = Library::get();
     library.check_comm(comm);
     if (local == kNoError) local = check_element_arguments(in);
-    element_allreduce(library.state_for(comm), in, out, local);
+    CommState &state = library.state_for(comm);
+    auto operation = make_element_allreduce(state, in, out, local);
+    library.run(state, *operation);
 }
 
 }  // namespace

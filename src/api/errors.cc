@@ -9,7 +9,6 @@ static_assert(static_cast<int>(ErrorKind::Count_) == MPIX_SPARSE_ERRKIND_COUNT_,
 
 extern "C" int MPIX_Sparse_error_class(int kind) {
     if (kind < 0 || kind >= MPIX_SPARSE_ERRKIND_COUNT_) return MPI_ERR_ARG;
-    std::lock_guard<std::recursive_mutex> guard(Library::lock());
     try {
         Library::get();
         return mpi_error_class(static_cast<ErrorKind>(kind));

@@ -11,8 +11,9 @@ extern "C" int MPIX_Sparse_stats_get(MPI_Comm comm, MPIX_Sparse_stats *stats) {
         library.check_comm(comm);
         if (stats == nullptr) fail(ErrorId::NullStats);
         *stats = MPIX_Sparse_stats{};
-        if (const CommState *state = library.find(comm)) {
-            const CommStats &s = const_cast<CommState *>(state)->stats();
+        if (CommState *state = library.find(comm)) {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            const CommStats &s = state->stats();
             stats->calls = s.calls;
             stats->bytes_sent = s.bytes_sent;
             stats->bytes_received = s.bytes_received;
@@ -26,6 +27,9 @@ extern "C" int MPIX_Sparse_stats_reset(MPI_Comm comm) {
     return api_call(comm, [&] {
         Library &library = Library::get();
         library.check_comm(comm);
-        if (CommState *state = library.find(comm)) state->stats() = CommStats{};
+        if (CommState *state = library.find(comm)) {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            state->stats() = CommStats{};
+        }
     });
 }

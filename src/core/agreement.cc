@@ -33,4 +33,9 @@ int AgreementOp::allreduce(std::vector<SumMax> &values, MPI_Comm comm) const {
     return MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm);
 }
 
+int AgreementOp::iallreduce(std::vector<SumMax> &values, MPI_Comm comm, MPI_Request *request) const {
+    if (values.size() > static_cast<std::size_t>(INT_MAX)) return MPI_ERR_COUNT;
+    return MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm, request);
+}
+
 }  // namespace mpix::sparse::detail

@@ -27,6 +27,8 @@ class AgreementOp {
     // In place over `values` (each entry's sum and max start as the local value). Returns the MPI
     // error code of the allreduce.
     int allreduce(std::vector<SumMax> &values, MPI_Comm comm) const;
+    // The same, non-blocking: `values` must stay untouched until *request completes.
+    int iallreduce(std::vector<SumMax> &values, MPI_Comm comm, MPI_Request *request) const;
 
   private:
     MPI_Datatype type_ = MPI_DATATYPE_NULL;

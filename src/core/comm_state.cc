@@ -1,15 +1,13 @@
 #include "core/comm_state.h"
 
-#include "algo/message_queue.h"
-
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <string>
 #include <utility>
 
 #include "core/error.h"
 #include "core/library.h"
-#include "core/memory_ops.h"
 #include "core/placement.h"
 
 namespace mpix::sparse::detail {
@@ -23,6 +21,10 @@ MPI_Comm private_duplicate(MPI_Comm comm) {
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     return dup;
 }
+
+// How long teardown waits for sends still awaiting acknowledgements before leaving their memory
+// behind rather than freeing it under the transport.
+constexpr std::chrono::seconds kTeardownGrace{2};
 
 }  // namespace
 
@@ -43,11 +45,17 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
         group_.aggregators = aggregators == size_ || size_ == 1
                                  ? group_.workers
                                  : choose_aggregators(node, aggregators, config.placement);
-        context_ = Library::get().agree_context(internal_);
-        Library::get().register_sink(context_, this);
+        context_ = Library::get().agree_context(internal_, this);
+        if (size_ > 1) links_ = Library::get().connect(internal_);
         if (config.hierarchical != Hierarchy::Off && size_ > 1) build_hierarchy(node);
     } catch (...) {
         if (context_ != 0) Library::get().unregister_sink(context_);
+        {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            for (InboundMessage &m : early_)
+                release(m);
+            early_.clear();
+        }
         MPI_Comm_free(&internal_);
         throw;
     }
@@ -95,7 +103,6 @@ CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context,
     internal_ = private_duplicate(comm);
     MPI_Comm_size(internal_, &size_);
     MPI_Comm_rank(internal_, &rank_);
-    Library::get().register_sink(context_, this);
 }
 
 CommState::~CommState() {
@@ -105,123 +112,198 @@ CommState::~CommState() {
         if (hierarchy_->leaders != MPI_COMM_NULL) MPI_Comm_free(&hierarchy_->leaders);
         MPI_Comm_free(&hierarchy_->node);
     }
+    Library &library = Library::get();
     try {
         say_goodbye();
-        // Sends still awaiting acknowledgements: give them a bounded time, then leave their memory
-        // behind rather than free it under the transport.
-        if (links_) {
-            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-            while (!resources_.reap() && std::chrono::steady_clock::now() < deadline)
-                if (!links_->progress()) links_->wait();
-        }
+        // Sends still awaiting acknowledgements: a bounded wait, then their memory is left behind.
+        const auto deadline = std::chrono::steady_clock::now() + kTeardownGrace;
+        library.wait_until([&] { return settle_lingering() || std::chrono::steady_clock::now() > deadline; });
     } catch (...) {
         // Leaving anyway: aggregators may wait, but a destructor must not throw.
     }
-    for (auto &m : resources_.draining)
-        (void)m.release();
-    for (auto &p : resources_.draining_pieces)
-        (void)p.release();
-    Library::get().unregister_sink(context_);
-    for (InboundMessage &m : early_)
-        links_ ? links_->release(m) : void();
-    early_.clear();
+    library.unregister_sink(context_);
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        library.remove_busy(this);
+        for (auto &s : lingering_)
+            s->abandon();
+        for (InboundMessage &m : early_)
+            release(m);
+        early_.clear();
+    }
     if (internal_ != MPI_COMM_NULL) MPI_Comm_free(&internal_);
 }
 
-std::uint64_t CommState::begin_call() {
-    ++stats_.calls;
-    return next_seq_++;
-}
-
 Transport &CommState::links() {
-    if (!links_) links_ = Library::get().connect(internal_);
+    if (!links_) fail(ErrorId::MpiFailure, "a one-rank communicator has no links");
     return *links_;
 }
 
-// An operation is over for this rank when its results are in; but its own sends may still be read by
-// peers (results sent straight from the output buffer) or wait for acknowledgements that a peer only
-// sends while it progresses. A non-blocking barrier, progressed together with the transport, lets no
-// rank return to the caller (and stop progressing) before every rank has its results.
-void CommState::finish_together(Transport &transport) {
-    MPI_Request barrier = MPI_REQUEST_NULL;
-    int rc = MPI_Ibarrier(internal_, &barrier);
-    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Ibarrier");
-    int finished = 0;
-    while (!finished) {
-        const bool progressed = transport.progress();
-        rc = MPI_Test(&barrier, &finished, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Test");
-        if (!finished && !progressed) transport.wait();
-    }
-    resources_.reap();
+void CommState::release(InboundMessage &message) {
+    if (links_) links_->release(message);
 }
 
-void CommState::run_stream(const StreamSpec &spec, const ContributionSource *source, ResultSink *sink) {
-    Transport &transport = links();
-    resources_.reap();
-    OpCounters counters;
-    StreamingOperation op(spec, transport, resources_, counters, source, sink);
-    active_ = &op;
+void CommState::start(Operation &op) {
+    ++stats_.calls;
+    op.set_seq(next_seq_++);
+    op.set_retired(false);
+    queue_.push_back(&op);
+    Library::get().add_busy(this);
+}
+
+void CommState::withdraw(Operation &op) {
+    // Only an operation that never ran may leave the line early; ranks still agree on sequence
+    // numbers because the same call failed the same way everywhere before it was waited on.
+    auto it = std::find(queue_.begin(), queue_.end(), &op);
+    if (it == queue_.end() || (it == queue_.begin() && front_active_)) return;
+    queue_.erase(it);
+}
+
+void CommState::fail_running(OpError error) {
+    if (!queue_.empty() && front_active_)
+        queue_.front()->fail(std::move(error));
+    else if (!pending_error_)
+        pending_error_ = std::move(error);
+}
+
+void CommState::activate_front() {
+    Operation &op = *queue_.front();
+    front_active_ = true;
+    try {
+        op.activate();
+    } catch (const Error &e) {
+        op.fail({e.id(), e.detail()});
+    } catch (const std::bad_alloc &) {
+        op.fail({ErrorId::OutOfMemory, "activating an operation"});
+    }
     // Messages of this operation that arrived while this rank was still busy with earlier ones.
-    deliver_queued(
-        early_, [&](const InboundMessage &m) { return m.header.seq == spec.seq; },
-        [&](InboundMessage &&m) { op.on_message(std::move(m)); });
-    if (!protocol_error_.empty()) {
-        op.fail(protocol_error_);
-        protocol_error_.clear();
+    for (auto it = early_.begin(); it != early_.end();) {
+        if (it->header.seq == op.seq()) {
+            op.on_message(std::move(*it));
+            it = early_.erase(it);
+        } else {
+            ++it;
+        }
     }
-    run_to_completion(op, transport);
-    store_fence();  // results written with streaming stores are visible before anyone reads them
-    finish_together(transport);
-    active_ = nullptr;
-    stats_.bytes_sent += static_cast<std::int64_t>(counters.bytes_sent);
-    stats_.bytes_received += static_cast<std::int64_t>(counters.bytes_received);
-    const std::string error = op.error();
-    if (!error.empty()) {
-        const bool transport_failure = error.find("failed") != std::string::npos;
-        fail(transport_failure ? ErrorId::TransportFailure : ErrorId::ProtocolViolation, error);
+    if (pending_error_) {
+        op.fail(std::move(pending_error_));
+        pending_error_ = OpError{};
     }
+}
+
+bool CommState::progress() {
+    settle_lingering();
+    bool moved = false;
+    while (!queue_.empty()) {
+        if (!front_active_) {
+            activate_front();
+            moved = true;
+        }
+        Operation &op = *queue_.front();
+        try {
+            moved |= op.progress();
+        } catch (const Error &e) {
+            op.fail({e.id(), e.detail()});
+        } catch (const std::bad_alloc &) {
+            op.fail({ErrorId::OutOfMemory, "advancing an operation"});
+        }
+        if (!op.done()) break;
+        queue_.pop_front();
+        front_active_ = false;
+        op.set_retired(true);
+        moved = true;
+    }
+    if (queue_.empty()) Library::get().remove_busy(this);
+    return moved;
 }
 
 void CommState::on_message(InboundMessage &&message) {
-    const WireHeader &h = message.header;
-    if (const char *bad = check_header(h, sizeof(WireHeader))) {
-        if (links_) links_->release(message);
-        if (active_ != nullptr)
-            active_->fail(std::string("malformed message: ") + bad);
-        else if (protocol_error_.empty())
-            protocol_error_ = std::string("malformed message: ") + bad;
-        return;
-    }
-    if (active_ != nullptr && h.seq == active_->spec().seq) {
-        active_->on_message(std::move(message));
-    } else if (h.seq >= next_seq_ || (active_ != nullptr && h.seq > active_->spec().seq)) {
+    // Runs inside the transport's callback: nothing may escape.
+    try {
+        const WireHeader &h = message.header;
+        if (const char *bad = check_header(h, sizeof(WireHeader))) {
+            release(message);
+            fail_running({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
+            return;
+        }
+        if (h.kind == MessageKind::Goodbye) {
+            release(message);  // only dedicated aggregators expect goodbyes
+            return;
+        }
+        if (!queue_.empty() && front_active_ && h.seq == queue_.front()->seq()) {
+            queue_.front()->on_message(std::move(message));
+            return;
+        }
+        const std::uint64_t oldest = queue_.empty() ? next_seq_ : queue_.front()->seq();
+        if (h.seq < oldest) {
+            release(message);  // an operation that ended here (its peers learned of it): stale
+            return;
+        }
+        if (h.seq >= next_seq_ + kMaxAhead || early_.size() >= kMaxEarlyMessages) {
+            release(message);
+            fail_running({ErrorId::ProtocolViolation, "a peer sent messages for an operation too far ahead"});
+            return;
+        }
         early_.push_back(std::move(message));
-    } else {
-        // An operation this rank already finished: a peer is confused. Drop it.
-        if (links_) links_->release(message);
+    } catch (const std::bad_alloc &) {
+        release(message);
+        fail_running({ErrorId::OutOfMemory, "queueing a message"});
+    } catch (const Error &e) {
+        release(message);
+        fail_running({e.id(), e.detail()});
     }
+}
+
+std::unique_ptr<Reusable> CommState::take_scratch() {
+    settle_lingering();
+    if (spare_.empty()) return nullptr;
+    std::unique_ptr<Reusable> s = std::move(spare_.back());
+    spare_.pop_back();
+    return s;
+}
+
+void CommState::give_back(std::unique_ptr<Reusable> scratch) {
+    if (!scratch) return;
+    if (scratch->settle())
+        spare_.push_back(std::move(scratch));
+    else
+        lingering_.push_back(std::move(scratch));
+}
+
+bool CommState::settle_lingering() {
+    for (auto it = lingering_.begin(); it != lingering_.end();) {
+        if ((*it)->settle()) {
+            spare_.push_back(std::move(*it));
+            it = lingering_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return lingering_.empty();
 }
 
 void CommState::say_goodbye() {
     if (!group_.dedicated || goodbye_sent_ || group_.my_worker() < 0) return;
     goodbye_sent_ = true;
-    Transport &transport = links();
-    std::vector<std::unique_ptr<OutboundMessage>> messages;
-    for (std::size_t a = 0; a < group_.aggregators.size(); ++a) {
-        auto m = std::make_unique<OutboundMessage>();
-        m->header.kind = MessageKind::Goodbye;
-        m->header.context = context_;
-        m->header.sender = static_cast<std::uint32_t>(group_.my_worker());
-        m->header.seq = next_seq_;
-        transport.send(group_.aggregators[a], m->header, nullptr, 0, m->sent);
-        messages.push_back(std::move(m));
-    }
-    for (auto &m : messages) {
-        while (!m->sent.done()) {
-            if (!transport.progress()) transport.wait();
+    std::vector<std::unique_ptr<WireHeader>> headers;
+    std::vector<std::unique_ptr<Completion>> sent;
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        Transport &transport = links();
+        for (std::size_t a = 0; a < group_.aggregators.size(); ++a) {
+            auto h = std::make_unique<WireHeader>();
+            h->kind = MessageKind::Goodbye;
+            h->context = context_;
+            h->sender = static_cast<std::uint32_t>(group_.my_worker());
+            h->seq = next_seq_;
+            sent.push_back(std::make_unique<Completion>());
+            transport.send(group_.aggregators[a], *h, nullptr, 0, *sent.back());
+            headers.push_back(std::move(h));
         }
     }
+    Library::get().wait_until([&] {
+        return std::all_of(sent.begin(), sent.end(), [](const auto &c) { return c->done(); });
+    });
 }
 
 }  // namespace mpix::sparse::detail

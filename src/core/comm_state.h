@@ -1,8 +1,11 @@
 // Everything the library keeps per communicator: configuration, the group of workers and
-// aggregators, the private duplicate used for the library's own MPI collectives, the UCX links (made
-// on the first call that streams), the operation sequence, counters, and reusable scratch memory.
-// It is also the MessageSink of its context: messages of the running operation go to it, messages of
-// later operations wait in a queue until that operation starts.
+// aggregators, the private duplicate used for the library's own MPI collectives, the UCX links, the
+// line of operations in flight, counters, and scratch memory that operations borrow.
+//
+// Operations are started in call order (the same on every rank, as MPI requires of collectives) and
+// run one at a time in that order: the oldest is active, the others wait in line. Messages are routed
+// by sequence number: to the active operation, or kept (bounded) for the next ones; anything else is
+// a protocol violation.
 #pragma once
 
 #include <mpi.h>
@@ -10,18 +13,13 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "algo/op_counters.h"
-#include "algo/stream_resources.h"
-#include "algo/streaming_operation.h"
-#include "core/block_bitmap.h"
 #include "core/config.h"
 #include "core/dense_streak.h"
 #include "core/group.h"
-#include "core/pair_sort.h"
+#include "core/operation.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -43,13 +41,18 @@ struct CommStats {
     int last_algorithm = 0;
 };
 
-class CommState final : public MessageSink {
+class CommState final : public MessageSink, public Progressable {
   public:
+    // Operations one peer may be ahead of this rank, and messages kept for operations not yet active:
+    // beyond either, a peer is broken or hostile and the operation fails instead of holding memory.
+    static constexpr std::uint64_t kMaxAhead = 2;
+    static constexpr std::size_t kMaxEarlyMessages = 1 << 14;
+
     // Colocated: every rank of comm is a worker, config.aggregators of them (default all) aggregate.
     // With hierarchy (config.hierarchical on, or auto with several nodes and several ranks on some
-    // node), it also builds the node and leader levels. Collective over comm.
+    // node), it also builds the node and leader levels. Collective over comm; call without locks.
     CommState(MPI_Comm comm, const Config &config);
-    // Dedicated worker: group and links were set up over the parent communicator by
+    // Dedicated worker: context, group and links were set up over the parent communicator by
     // MPIX_Sparse_comm_create. Collective over comm (the workers).
     CommState(MPI_Comm comm, const Config &config, std::uint32_t context, Group group,
               std::unique_ptr<Transport> links);
@@ -65,30 +68,38 @@ class CommState final : public MessageSink {
     std::uint32_t context() const { return context_; }
     bool created_by_comm_create() const { return created_by_comm_create_; }
     void set_created_by_comm_create() { created_by_comm_create_ = true; }
-
-    // Starts a collective call: counts it and returns its sequence number.
-    std::uint64_t begin_call();
-    CommStats &stats() { return stats_; }
-    BlockBitmap &bitmap() { return bitmap_; }
-    StreamResources &resources() { return resources_; }
-    PairSortScratch &pair_scratch() { return pair_scratch_; }
-    DenseStreak &dense_streak() { return dense_streak_; }
     // The node and leader levels, or null when calls reduce in one level.
     NodeHierarchy *hierarchy() { return hierarchy_.get(); }
 
-    // Runs a streamed operation to completion (connecting the links first if needed: collective).
-    // Throws Error on transport or protocol failure. Adds its traffic to the counters.
-    void run_stream(const StreamSpec &spec, const ContributionSource *source, ResultSink *sink);
+    // Engine lock held for everything below.
+    CommStats &stats() { return stats_; }
+    DenseStreak &dense_streak() { return dense_streak_; }
+    Transport &links();
 
+    // Puts `op` in line and gives it its sequence number; it runs when those before it are done.
+    // `op` must stay alive until it is retired.
+    void start(Operation &op);
+    // Takes a not-yet-active operation out of line (its caller failed before it could be waited on).
+    void withdraw(Operation &op);
+    bool idle() const { return queue_.empty(); }
+    // Advances the active operation; retires it when done and activates the next.
+    bool progress() override;
     void on_message(InboundMessage &&message) override;
+
+    // Scratch memory: a spare one (or null), and back when an operation ends (kept aside until the
+    // transport has finished with it).
+    std::unique_ptr<Reusable> take_scratch();
+    void give_back(std::unique_ptr<Reusable> scratch);
 
     // Tells dedicated aggregators this worker is leaving (before the communicator goes away).
     void say_goodbye();
 
   private:
     void build_hierarchy(const std::vector<int> &node_of_rank);
-    Transport &links();
-    void finish_together(Transport &transport);
+    void activate_front();
+    void fail_running(OpError error);
+    bool settle_lingering();
+    void release(InboundMessage &message);
 
     MPI_Comm internal_ = MPI_COMM_NULL;
     int size_ = 1;
@@ -97,18 +108,19 @@ class CommState final : public MessageSink {
     Group group_;
     std::uint32_t context_ = 0;
     std::unique_ptr<Transport> links_;
-    std::uint64_t next_seq_ = 0;
-    CommStats stats_;
-    BlockBitmap bitmap_;
-    StreamResources resources_;
-    PairSortScratch pair_scratch_;
-    DenseStreak dense_streak_;
     std::unique_ptr<NodeHierarchy> hierarchy_;
-    StreamingOperation *active_ = nullptr;
-    std::deque<InboundMessage> early_;  // messages of operations this rank has not started
-    std::string protocol_error_;        // a malformed message arrived between operations
     bool created_by_comm_create_ = false;
     bool goodbye_sent_ = false;
+
+    // Engine lock:
+    std::uint64_t next_seq_ = 0;
+    CommStats stats_;
+    DenseStreak dense_streak_;
+    std::deque<Operation *> queue_;  // in sequence order; front() is active once activated
+    bool front_active_ = false;
+    std::deque<InboundMessage> early_;  // messages of operations not yet active here
+    OpError pending_error_;             // a malformed message arrived while nothing was active
+    std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
 };
 
 }  // namespace mpix::sparse::detail

@@ -19,6 +19,7 @@ constexpr SettingName kAlgorithm{"mpix_sparse_algorithm", "MPIX_SPARSE_ALGORITHM
 constexpr SettingName kPlacement{"mpix_sparse_placement", "MPIX_SPARSE_PLACEMENT"};
 constexpr SettingName kHierarchical{"mpix_sparse_hierarchical", "MPIX_SPARSE_HIERARCHICAL"};
 constexpr SettingName kDenseBelow{"mpix_sparse_dense_below", "MPIX_SPARSE_DENSE_BELOW"};
+constexpr SettingName kTestFail{"mpix_sparse_test_fail", nullptr};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
@@ -114,6 +115,13 @@ const Keyword<Placement> kPlacementWords[] = {{"spread", Placement::Spread}, {"p
 const Keyword<Hierarchy> kHierarchyWords[] = {
     {"auto", Hierarchy::Auto}, {"on", Hierarchy::On}, {"off", Hierarchy::Off}};
 
+const Keyword<FailPoint> kFailWords[] = {{"none", FailPoint::None},
+                                         {"scan", FailPoint::Scan},
+                                         {"contribution", FailPoint::Contribution},
+                                         {"aggregate", FailPoint::Aggregate},
+                                         {"result", FailPoint::Result},
+                                         {"corrupt", FailPoint::Corrupt}};
+
 template <class T>
 void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {
     if (!parsed) fail(id, std::string(name.info_key ? name.info_key : name.env_var) + "=\"" + raw + "\"");
@@ -137,6 +145,8 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
         set_or_fail(c.mode, parse_keyword(*v, kModeWords), ErrorId::InfoAggregatorMode, kMode, *v);
     if (auto v = lookup(kAlgorithm))
         set_or_fail(c.algorithm, parse_keyword(*v, kAlgorithmWords), ErrorId::InfoAlgorithm, kAlgorithm, *v);
+    if (auto v = lookup(kTestFail))
+        set_or_fail(c.fail_at, parse_keyword(*v, kFailWords), ErrorId::InfoTuning, kTestFail, *v);
     if (auto v = lookup(kPlacement))
         set_or_fail(c.placement, parse_keyword(*v, kPlacementWords), ErrorId::InfoPlacement, kPlacement, *v);
     if (auto v = lookup(kHierarchical))
@@ -167,6 +177,7 @@ const Config &environment_defaults() {
         try {
             return {apply_settings(Config{},
                                    [](const SettingName &name) -> std::optional<std::string> {
+                                       if (name.env_var == nullptr) return std::nullopt;
                                        const char *v = std::getenv(name.env_var);
                                        if (v == nullptr) return std::nullopt;
                                        return std::string(v);

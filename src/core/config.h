@@ -19,6 +19,12 @@ enum class AggregatorMode { Colocated, Dedicated };
 enum class AlgorithmChoice { Auto, Aggregator, Allgather, Dense };
 enum class Placement { Spread, Packed };
 enum class Hierarchy { Auto, On, Off };
+// A test hook (info key mpix_sparse_test_fail, on the ranks that should fail): where this rank
+// injects a local failure into its streamed operations, to test that its peers learn of it.
+//   scan: before the agreement (its error flag tells the others); contribution: a worker fails after
+//   sending its first message; aggregate: an aggregator fails at its first contribution; result: a
+//   worker fails at its first result; corrupt: a worker's first message has a malformed header.
+enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt };
 
 struct Config {
     std::uint32_t block_elems = 256;
@@ -32,6 +38,7 @@ struct Config {
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;
     CostParams cost;
+    FailPoint fail_at = FailPoint::None;
 };
 
 // One configurable setting: its MPI_Info key and environment variable.

@@ -63,12 +63,16 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "MPIX_Sparse: another rank passed invalid arguments to this collective call"},
     {ErrorId::ArgumentMismatch, ErrorKind::Remote,
      "MPIX_Sparse: ranks passed different count, datatype or op to the same collective call"},
+    {ErrorId::RemoteFailure, ErrorKind::Remote,
+     "MPIX_Sparse: another rank failed this collective call and told this rank (its own error names the cause)"},
     {ErrorId::TransportFailure, ErrorKind::Transport,
      "MPIX_Sparse: the UCX transport failed (see stderr with MPIX_SPARSE_DEBUG=1)"},
     {ErrorId::ProtocolViolation, ErrorKind::Protocol,
      "MPIX_Sparse: a malformed or unexpected message arrived from a peer and was dropped"},
     {ErrorId::MpiFailure, ErrorKind::Intern, "MPIX_Sparse: an MPI call inside the library failed"},
     {ErrorId::OutOfMemory, ErrorKind::Intern, "MPIX_Sparse: out of memory"},
+    {ErrorId::InjectedFailure, ErrorKind::Intern,
+     "MPIX_Sparse: a failure injected for testing (info key mpix_sparse_test_fail)"},
 }};
 
 // The table is indexed by ErrorId: catch a misordered entry at compile time.

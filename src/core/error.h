@@ -42,10 +42,12 @@ enum class ErrorId : int {
     InfoTooFewRanks,
     RemoteArgument,
     ArgumentMismatch,
+    RemoteFailure,
     TransportFailure,
     ProtocolViolation,
     MpiFailure,
     OutOfMemory,
+    InjectedFailure,
     Count_
 };
 

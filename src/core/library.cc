@@ -1,8 +1,13 @@
 #include "core/library.h"
 
+#include <poll.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <utility>
 
-#include "algo/message_queue.h"
 #include "core/comm_state.h"
 #include "core/error.h"
 #include "core/error_registry.h"
@@ -12,20 +17,38 @@ namespace mpix::sparse::detail {
 namespace {
 
 Library *g_library = nullptr;
+std::mutex g_init_lock;
 
 // MPI calls inside the library return errors to it instead of aborting.
 void check_mpi(int rc, const char *what) {
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, what);
 }
 
+bool debug_enabled() {
+    static const bool on = [] {
+        const char *v = std::getenv("MPIX_SPARSE_DEBUG");
+        return v != nullptr && *v != '\0' && *v != '0';
+    }();
+    return on;
+}
+
+// Idle backoff of a waiting thread: poll a while (a reply is often about to land), then yield the
+// core to the ranks sharing it (the oversubscribed case), then sleep on the worker's event fd in
+// short slices, so an idle rank burns no CPU. A slice is short because MPI requests (agreement,
+// barrier) cannot wake the fd: they are tested after every slice.
+constexpr int kSpinPolls = 64;
+constexpr std::chrono::milliseconds kYieldFor{2};
+constexpr int kSleepMs = 1;
+
 }  // namespace
 
-std::recursive_mutex &Library::lock() {
+std::recursive_mutex &Library::engine_lock() {
     static std::recursive_mutex m;
     return m;
 }
 
 Library &Library::get() {
+    std::lock_guard<std::mutex> guard(g_init_lock);
     if (g_library != nullptr) return *g_library;
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
@@ -49,33 +72,44 @@ Library::Library() {
 Library::~Library() = default;
 
 int Library::on_comm_delete(MPI_Comm comm, int, void *attribute, void *) {
-    std::lock_guard<std::recursive_mutex> guard(lock());
     auto *state = static_cast<CommState *>(attribute);
-    if (g_library != nullptr) g_library->states_.erase(comm);
+    if (g_library != nullptr) {
+        std::lock_guard<std::mutex> guard(g_library->registry_lock_);
+        g_library->states_.erase(comm);
+    }
     delete state;
     return MPI_SUCCESS;
 }
 
 int Library::on_finalize(MPI_Comm, int, void *attribute, void *) {
-    std::lock_guard<std::recursive_mutex> guard(lock());
     auto *library = static_cast<Library *>(attribute);
     library->shutdown();
+    std::lock_guard<std::mutex> guard(g_init_lock);
     delete library;
     g_library = nullptr;
     return MPI_SUCCESS;
 }
 
 void Library::shutdown() {
-    // Release every communicator's state while MPI still works (their attribute delete callbacks run).
-    std::vector<MPI_Comm> comms;
-    for (auto &[comm, state] : states_)
-        comms.push_back(comm);
-    for (MPI_Comm comm : comms)
+    // Release every communicator's state while MPI still works, in context order: contexts are
+    // agreed by all ranks of a communicator, so every rank releases its states in the same order
+    // (handle values, which order a map by MPI_Comm, can differ between ranks).
+    std::vector<std::pair<std::uint32_t, MPI_Comm>> order;
+    {
+        std::lock_guard<std::mutex> guard(registry_lock_);
+        for (auto &[comm, state] : states_)
+            order.emplace_back(state->context(), comm);
+    }
+    std::sort(order.begin(), order.end());
+    for (auto &[context, comm] : order)
         MPI_Comm_delete_attr(comm, state_keyval_);
-    states_.clear();
-    for (InboundMessage &m : unrouted_)
-        ucx_->release(m);
-    unrouted_.clear();
+    {
+        std::lock_guard<std::mutex> guard(registry_lock_);
+        states_.clear();
+    }
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
+    busy_.clear();
+    sinks_.clear();
     ucx_.reset();
     agreement_.reset();
     MPI_Comm_free_keyval(&state_keyval_);
@@ -83,35 +117,39 @@ void Library::shutdown() {
 }
 
 CommState *Library::find(MPI_Comm comm) const {
+    std::lock_guard<std::mutex> guard(registry_lock_);
     auto it = states_.find(comm);
     return it == states_.end() ? nullptr : it->second;
 }
 
 CommState &Library::state_for(MPI_Comm comm) {
     if (CommState *s = find(comm)) return *s;
+    // Collective set-up, outside every lock: another thread may be in a collective on another
+    // communicator that this one's peers need this rank to progress.
     return attach(comm, std::make_unique<CommState>(comm, environment_defaults()));
 }
 
 CommState &Library::attach(MPI_Comm comm, std::unique_ptr<CommState> state) {
     check_mpi(MPI_Comm_set_attr(comm, state_keyval_, state.get()), "MPI_Comm_set_attr");
     CommState *raw = state.release();
+    std::lock_guard<std::mutex> guard(registry_lock_);
     states_[comm] = raw;
     return *raw;
 }
 
 void Library::check_comm(MPI_Comm comm) const {
     if (comm == MPI_COMM_NULL) fail(ErrorId::CommNull);
-    if (states_.count(comm) != 0) return;
-    // An unknown handle: ask MPI, with MPI_COMM_WORLD's handler (where MPI reports invalid
-    // communicators) set to return, so a bad handle yields an error code rather than an abort.
-    MPI_Errhandler saved = MPI_ERRHANDLER_NULL;
-    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        std::lock_guard<std::mutex> guard(registry_lock_);
+        if (states_.count(comm) != 0) return;
+    }
+    // An unknown handle. Converting it to a Fortran handle and back is an identity only for a live
+    // communicator (Open MPI answers -1 for an invalid one and clears a freed one's table slot), and
+    // raises no error on the way, unlike any call that takes the handle itself.
+    const MPI_Fint f = MPI_Comm_c2f(comm);
+    if (f < 0 || MPI_Comm_f2c(f) != comm) fail(ErrorId::CommInvalid);
     int inter = 0;
-    const int rc = MPI_Comm_test_inter(comm, &inter);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved);
-    MPI_Errhandler_free(&saved);
-    if (rc != MPI_SUCCESS) fail(ErrorId::CommInvalid);
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) fail(ErrorId::CommInvalid);
     if (inter) fail(ErrorId::CommInter);
 }
 
@@ -120,48 +158,69 @@ UcxWorker &Library::ucx() {
     return *ucx_;
 }
 
-std::uint32_t Library::agree_context(MPI_Comm comm) {
-    unsigned next = next_context_;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &next, 1, MPI_UNSIGNED, MPI_MAX, comm), "MPI_Allreduce");
-    next_context_ = next + 1;
-    return next;
+std::uint32_t Library::agree_context(MPI_Comm comm, MessageSink *sink) {
+    // Round one agrees on the largest proposal; round two checks that no rank already uses it (two
+    // threads may set up communicators at once). Each rank registers the id for `sink` before it
+    // answers round two, and peers send nothing before round two completes.
+    std::uint32_t floor = 0;
+    for (;;) {
+        unsigned proposal = 0;
+        {
+            std::lock_guard<std::recursive_mutex> engine(engine_lock());
+            proposal = std::max(next_context_, floor);
+            next_context_ = proposal + 1;
+        }
+        check_mpi(MPI_Allreduce(MPI_IN_PLACE, &proposal, 1, MPI_UNSIGNED, MPI_MAX, comm), "MPI_Allreduce");
+        const std::uint32_t context = proposal;
+        int collides = 0;
+        {
+            std::lock_guard<std::recursive_mutex> engine(engine_lock());
+            next_context_ = std::max(next_context_, context + 1);
+            if (sinks_.count(context) != 0)
+                collides = 1;
+            else
+                sinks_[context] = sink;
+        }
+        int any = collides;
+        check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+        if (!any) return context;
+        if (!collides) unregister_sink(context);
+        floor = context + 1;
+    }
 }
 
 void Library::register_sink(std::uint32_t context, MessageSink *sink) {
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
     sinks_[context] = sink;
-    // Messages that arrived before this rank created the context.
-    deliver_queued(
-        unrouted_, [&](const InboundMessage &m) { return m.header.context == context; },
-        [&](InboundMessage &&m) { sink->on_message(std::move(m)); });
 }
 
 void Library::unregister_sink(std::uint32_t context) {
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
     sinks_.erase(context);
 }
 
 void Library::route(InboundMessage &&message) {
     // Only the context is needed to route; the sink checks the rest and reports what is malformed to
-    // the operation waiting for it (a silent drop would leave it waiting forever).
-    const std::uint32_t context = message.header.context;
-    if (message.header.magic != kWireMagic) {
-        ucx_->release(message);
-        return;
+    // the operation waiting for it (a silent drop would leave it waiting forever). A context with no
+    // sink is one already gone here (contexts are registered before peers learn them): dropped.
+    if (message.header.magic == kWireMagic) {
+        if (auto it = sinks_.find(message.header.context); it != sinks_.end() && it->second != nullptr) {
+            it->second->on_message(std::move(message));
+            return;
+        }
     }
-    if (auto it = sinks_.find(context); it != sinks_.end()) {
-        it->second->on_message(std::move(message));
-    } else if (context >= next_context_) {
-        unrouted_.push_back(std::move(message));  // a context this rank is about to create
-    } else {
-        ucx_->release(message);  // a context already gone here
-    }
+    ucx_->release(message);
 }
 
 std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
     int size = 0, rank = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
-    UcxWorker &worker = ucx();
-    const std::vector<char> &mine = worker.address();
+    std::vector<char> mine;
+    {
+        std::lock_guard<std::recursive_mutex> engine(engine_lock());
+        mine = ucx().address();
+    }
     int length = static_cast<int>(mine.size());
     std::vector<int> lengths(static_cast<std::size_t>(size));
     check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm), "MPI_Allgather");
@@ -172,6 +231,8 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
     std::vector<char> all(static_cast<std::size_t>(displs.back() + lengths.back()));
     check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, comm),
               "MPI_Allgatherv");
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
+    UcxWorker &worker = ucx();
     std::vector<ucp_ep_h> endpoints(static_cast<std::size_t>(size), nullptr);
     for (int r = 0; r < size; ++r) {
         if (r == rank) continue;
@@ -180,6 +241,81 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
                                         static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
     }
     return std::make_unique<UcxLinks>(worker, std::move(endpoints));
+}
+
+void Library::run(CommState &state, Operation &op) {
+    {
+        std::lock_guard<std::recursive_mutex> engine(engine_lock());
+        state.start(op);
+    }
+    wait_until([&] { return op.retired(); }, [&] { return op.describe(); });
+    if (op.error()) throw op.error().to_error();
+}
+
+void Library::add_busy(Progressable *p) {
+    if (std::find(busy_.begin(), busy_.end(), p) == busy_.end()) busy_.push_back(p);
+}
+
+void Library::remove_busy(Progressable *p) {
+    busy_.erase(std::remove(busy_.begin(), busy_.end(), p), busy_.end());
+}
+
+bool Library::progress_all() {
+    bool moved = ucx_ ? ucx_->progress() : false;
+    // A snapshot: a step may start work elsewhere (a hierarchical call's levels) or go idle.
+    const std::vector<Progressable *> now = busy_;
+    for (Progressable *p : now)
+        if (std::find(busy_.begin(), busy_.end(), p) != busy_.end()) moved |= p->progress();
+    return moved;
+}
+
+void Library::idle_wait(int &idle_polls, std::chrono::steady_clock::time_point &idle_since) {
+    if (++idle_polls < kSpinPolls) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (idle_polls == kSpinPolls) idle_since = now;
+    if (now - idle_since < kYieldFor) {
+        sched_yield();
+        return;
+    }
+    int fd = -1;
+    {
+        std::lock_guard<std::recursive_mutex> engine(engine_lock());
+        if (ucx_) {
+            fd = ucx_->arm();
+            if (fd == UcxWorker::kBusy) return;  // events arrived meanwhile: go and progress them
+        }
+    }
+    if (fd >= 0) {
+        pollfd p{fd, POLLIN, 0};
+        (void)poll(&p, 1, kSleepMs);
+    } else {
+        (void)poll(nullptr, 0, kSleepMs);
+    }
+}
+
+void Library::wait_until(const std::function<bool()> &finished, const std::function<std::string()> &describe) {
+    int idle_polls = 0;
+    auto idle_since = std::chrono::steady_clock::now();
+    auto last_progress = std::chrono::steady_clock::now();
+    for (;;) {
+        bool moved = false;
+        {
+            std::lock_guard<std::recursive_mutex> engine(engine_lock());
+            moved = progress_all();
+            if (finished()) return;
+        }
+        if (moved) {
+            idle_polls = 0;
+            if (debug_enabled()) last_progress = std::chrono::steady_clock::now();
+            continue;
+        }
+        idle_wait(idle_polls, idle_since);
+        if (debug_enabled() && describe && std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(10)) {
+            std::lock_guard<std::recursive_mutex> engine(engine_lock());
+            std::cerr << "mpix_sparse: stalled " << describe() << std::endl;
+            last_progress = std::chrono::steady_clock::now();
+        }
+    }
 }
 
 }  // namespace mpix::sparse::detail

@@ -1,12 +1,18 @@
 // Process-wide state: the registry of sparse communicators (cached as an MPI attribute, released on
-// MPI_Comm_free and at MPI_Finalize), the UCX worker shared by all of them, message routing by
-// context id, the agreement op, and the lock that serializes calls.
+// MPI_Comm_free and at MPI_Finalize in an order every rank agrees on), the UCX worker shared by all
+// of them, message routing by context id, the agreement op, and the progress engine.
+//
+// Locks. The registry lock guards the communicator map (short). The engine lock guards UCX, the
+// routing table and every operation's progress; it is held only for non-blocking steps, never across
+// a wait on other ranks: waiting threads release it between steps and sleep without it. Collective
+// set-up (a communicator's first use, MPIX_Sparse_comm_create) runs outside both.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
-#include <deque>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +22,7 @@
 #include "core/agreement.h"
 #include "core/config.h"
 #include "core/group.h"
+#include "core/operation.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -25,32 +32,55 @@ class UcxWorker;
 
 class Library {
   public:
-    // The library, initialized on first use (MPI must be initialized). Throws Error when MPI is not
-    // initialized or already finalized.
+    // The library, initialized on first use (MPI must be initialized); thread-safe. Throws Error
+    // when MPI is not initialized or already finalized.
     static Library &get();
-    // Serializes every API call (recursive: MPI_Comm_free inside a call runs our delete callback).
-    static std::recursive_mutex &lock();
+    // Guards UCX, routing and operation progress (recursive: MPI_Comm_free inside a step runs our
+    // delete callback).
+    static std::recursive_mutex &engine_lock();
 
     // The state of `comm`, or null when it has none.
     CommState *find(MPI_Comm comm) const;
-    // The state of `comm`, created with the environment defaults on first use (collective).
+    // The state of `comm`, created with the environment defaults on first use (collective; call
+    // without the engine lock).
     CommState &state_for(MPI_Comm comm);
-    // Attaches a new state to `comm` (collective). Returns it.
+    // Attaches a new state to `comm`. Returns it.
     CommState &attach(MPI_Comm comm, std::unique_ptr<CommState> state);
 
-    // Throws Error(CommNull/CommInvalid/CommInter) unless comm is a valid intracommunicator.
+    // Throws Error(CommNull/CommInvalid/CommInter) unless comm is a valid intracommunicator. Touches
+    // no error handler (other threads may be raising errors meanwhile).
     void check_comm(MPI_Comm comm) const;
 
+    // Engine lock held.
     UcxWorker &ucx();
-    // A context id unique among the live sparse communicators of every rank of `comm` (collective).
-    std::uint32_t agree_context(MPI_Comm comm);
+    // A context id agreed by every rank of `comm` and unused among this rank's live contexts,
+    // registered for `sink` before any peer can learn it (so no message ever arrives for a context
+    // that does not exist yet). Collective; call without the engine lock.
+    // `sink` may be null when the owner of the context is built later (register_sink): messages for
+    // it are then dropped, so only a rank that receives nothing before it calls register_sink may
+    // do that (a dedicated worker).
+    std::uint32_t agree_context(MPI_Comm comm, MessageSink *sink);
     void register_sink(std::uint32_t context, MessageSink *sink);
     void unregister_sink(std::uint32_t context);
 
     const AgreementOp &agreement() const { return *agreement_; }
 
-    // Exchanges UCX worker addresses over `comm` (collective) and returns the links to its ranks.
+    // Exchanges UCX worker addresses over `comm` (collective; call without the engine lock) and
+    // returns the links to its ranks.
     std::unique_ptr<Transport> connect(MPI_Comm comm);
+
+    // The progress engine (engine lock held): what has work registers itself and leaves when idle.
+    void add_busy(Progressable *p);
+    void remove_busy(Progressable *p);
+    // One non-blocking step of everything: UCX, then every busy communicator and service.
+    bool progress_all();
+    // Progresses everything until finished() (evaluated under the engine lock) holds. Sleeps
+    // without the lock when nothing moves; never spins a core while idle. `describe` names what
+    // is awaited in the stall report (MPIX_SPARSE_DEBUG).
+    void wait_until(const std::function<bool()> &finished, const std::function<std::string()> &describe = {});
+
+    // A blocking call: starts `op` on `state` and waits until it is retired; throws its error.
+    void run(CommState &state, Operation &op);
 
   private:
     Library();
@@ -59,15 +89,18 @@ class Library {
     static int on_finalize(MPI_Comm comm, int keyval, void *attribute, void *extra);
     void route(InboundMessage &&message);
     void shutdown();
+    void idle_wait(int &idle_polls, std::chrono::steady_clock::time_point &idle_since);
 
+    mutable std::mutex registry_lock_;
     int state_keyval_ = MPI_KEYVAL_INVALID;
     int finalize_keyval_ = MPI_KEYVAL_INVALID;
     std::map<MPI_Comm, CommState *> states_;
     std::unique_ptr<AgreementOp> agreement_;
+    // Engine lock:
     std::unique_ptr<UcxWorker> ucx_;
     std::uint32_t next_context_ = 1;
     std::map<std::uint32_t, MessageSink *> sinks_;
-    std::deque<InboundMessage> unrouted_;  // messages for contexts this rank has not created yet
+    std::vector<Progressable *> busy_;
 };
 
 }  // namespace mpix::sparse::detail

@@ -1,6 +1,5 @@
 #include "transport/ucx/ucx_worker.h"
 
-#include <poll.h>
 #include <sched.h>
 
 #include <chrono>
@@ -8,6 +7,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <new>
 
 #include "transport/ucx/ucx_status.h"
 
@@ -15,12 +15,6 @@ namespace mpix::sparse::detail {
 namespace {
 
 constexpr unsigned kActiveMessageId = 0x5a;
-// Polls without events before yielding the core.
-constexpr int kSpinPolls = 64;
-// Quiet time spent yielding before sleeping on the event fd.
-constexpr std::chrono::milliseconds kYieldFor{2};
-// Upper bound of one sleep; wakeups normally come from the event fd much sooner.
-constexpr int kSleepMs = 1;
 
 enum Storage : std::uint8_t { kNoPayload = 0, kUcxData = 1, kHeapCopy = 2, kRendezvous = 3 };
 
@@ -154,15 +148,32 @@ ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::si
         keep = UCS_INPROGRESS;
     } else {
         // The data only lives during this callback: keep a copy.
-        auto *copy = new std::byte[length];
+        auto *copy = new (std::nothrow) std::byte[length];
+        if (copy == nullptr) {
+            if (debug_enabled()) std::cerr << "mpix_sparse: out of memory for a message; dropped\n";
+            return UCS_OK;
+        }
         std::memcpy(copy, data, length);
         message.data = copy;
         message.handle = copy;
         message.storage = kHeapCopy;
     }
-    self->in_callback_ = true;
-    self->router_(std::move(message));
-    self->in_callback_ = false;
+    // Nothing may unwind through UCX's C frames: the router reports failures to the operation it
+    // routes to; anything else escaping it is logged and the message given back.
+    struct Depth {
+        int &d;
+        explicit Depth(int &depth) : d(depth) { ++d; }
+        ~Depth() { --d; }
+    } depth(self->callback_depth_);
+    try {
+        self->router_(std::move(message));
+    } catch (...) {
+        // The sinks catch their own failures, so this is a last resort: UCX takes its data back
+        // (UCS_OK) and our copy, if any, is freed.
+        if (debug_enabled()) std::cerr << "mpix_sparse: routing a message failed; dropped\n";
+        if (message.storage == kHeapCopy) delete[] static_cast<std::byte *>(message.handle);
+        return UCS_OK;
+    }
     return keep;
 }
 
@@ -196,7 +207,7 @@ void UcxWorker::release(InboundMessage &message) {
         delete[] static_cast<std::byte *>(handle);
     } else if (storage == kUcxData || storage == kRendezvous) {
         // Inside the callback UCX still owns the descriptor until we return: release afterwards.
-        if (in_callback_)
+        if (callback_depth_ > 0)
             deferred_releases_.push_back(handle);
         else
             ucp_am_data_release(worker_, handle);
@@ -210,31 +221,18 @@ bool UcxWorker::progress() {
             ucp_am_data_release(worker_, data);
         deferred_releases_.clear();
     }
-    if (events > 0) idle_polls_ = 0;
     return events > 0;
 }
 
-void UcxWorker::wait() {
-    // Idle backoff: spin briefly (a reply is often about to land), then yield the core to the other
-    // ranks sharing it (the oversubscribed case), and after a longer quiet spell sleep on the
-    // worker's event fd so that an idle rank (a dedicated aggregator between operations, a rank
-    // waiting for a slow peer) burns no CPU. Sleeps are short: a wakeup that some transport never
-    // signals then costs at most kSleepMs.
-    if (++idle_polls_ < kSpinPolls) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (idle_polls_ == kSpinPolls) idle_since_ = now;
-    if (event_fd_ < 0 || now - idle_since_ < kYieldFor) {
-        sched_yield();
-        return;
-    }
+int UcxWorker::arm() {
+    if (event_fd_ < 0) return -1;
     const ucs_status_t armed = ucp_worker_arm(worker_);
-    if (armed == UCS_ERR_BUSY) return;  // events arrived meanwhile: go and progress them
-    if (armed != UCS_OK) {
-        sched_yield();
-        return;
-    }
-    pollfd fd{event_fd_, POLLIN, 0};
-    (void)poll(&fd, 1, kSleepMs);
+    if (armed == UCS_ERR_BUSY) return kBusy;
+    return armed == UCS_OK ? event_fd_ : -1;
+}
+
+void UcxLinks::wait() {
+    sched_yield();
 }
 
 }  // namespace mpix::sparse::detail

@@ -1,11 +1,11 @@
 // The process's own UCP context and worker, shared by every sparse communicator of the process (never
-// Open MPI's): one active-message handler, endpoints cached by peer address, progress, and waiting
-// that sleeps on the worker's event file descriptor instead of spinning.
+// Open MPI's): one active-message handler, endpoints cached by peer address, progress, and arming the
+// worker's event file descriptor so that an idle thread can sleep on it instead of spinning. Not
+// thread-safe by itself: the library calls it under its engine lock.
 #pragma once
 
 #include <ucp/api/ucp.h>
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -35,7 +35,10 @@ class UcxWorker {
     void fetch(InboundMessage &message, void *dest, Completion &done);
     void release(InboundMessage &message);
     bool progress();
-    void wait();
+    // Arms the worker for a sleep: the event fd to poll, kBusy when events are already pending (go
+    // and progress them), or -1 when the transports cannot wake us (yield instead).
+    static constexpr int kBusy = -2;
+    int arm();
 
   private:
     static ucs_status_t on_active_message(void *arg, const void *header, std::size_t header_length, void *data,
@@ -46,10 +49,8 @@ class UcxWorker {
     ucp_worker_h worker_ = nullptr;
     std::vector<char> address_;
     std::map<std::string, ucp_ep_h> endpoints_;
-    int event_fd_ = -1;  // -1: the transports cannot wake us; yield instead
-    int idle_polls_ = 0;
-    std::chrono::steady_clock::time_point idle_since_{};
-    bool in_callback_ = false;
+    int event_fd_ = -1;    // -1: the transports cannot wake us; yield instead
+    int callback_depth_ = 0;  // inside on_active_message (UCX owns eager data until it returns)
     std::vector<void *> deferred_releases_;  // eager data released from inside the callback
 };
 
@@ -63,7 +64,8 @@ class UcxLinks final : public Transport {
     void fetch(InboundMessage &message, void *dest, Completion &done) override { worker_.fetch(message, dest, done); }
     void release(InboundMessage &message) override { worker_.release(message); }
     bool progress() override { return worker_.progress(); }
-    void wait() override { worker_.wait(); }
+    // The library's progress engine sleeps on the worker; a caller of this interface just yields.
+    void wait() override;
 
   private:
     UcxWorker &worker_;

@@ -1,6 +1,8 @@
 // Dedicated aggregator mode (OmniReduce's deployment): aggregator ranks hold no data. Inside
 // MPIX_Sparse_comm_create they serve the workers' operations one after another, learning each
 // operation's shape from its messages, until every worker has said goodbye (MPIX_Sparse_comm_free).
+// An operation that fails here (or that a worker aborts) is told to its peers and ended; the
+// service goes on with the next one.
 #pragma once
 
 #include <mpi.h>
@@ -9,12 +11,14 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "algo/op_counters.h"
 #include "algo/stream_resources.h"
 #include "algo/streaming_operation.h"
 #include "core/config.h"
 #include "core/group.h"
+#include "core/operation.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -23,27 +27,35 @@ namespace mpix::sparse::detail {
 // until all workers have left and get MPI_COMM_NULL.
 MPI_Comm create_dedicated(MPI_Comm comm, const Config &config);
 
-class DedicatedAggregator final : public MessageSink {
+class DedicatedAggregator final : public MessageSink, public Progressable {
   public:
-    DedicatedAggregator(const Config &config, std::uint32_t context, Group group, Transport &links);
-    // Returns once every worker said goodbye and the last operation is complete.
-    void serve();
+    DedicatedAggregator(const Config &config, Group group);
+    ~DedicatedAggregator() override;
+    void set_links(std::uint32_t context, Transport *links);
+    // Engine lock held:
     void on_message(InboundMessage &&message) override;
+    bool progress() override;
+    // Every worker said goodbye and the last operation is complete.
+    bool finished() const;
+    // Gives up memory the transport may still touch (after a bounded wait for it).
+    bool settle() { return resources_.reap(); }
+    void abandon();
 
   private:
     bool start_next();
-    void finish();
+    void finish_op();
 
     Config config_;
-    std::uint32_t context_;
+    std::uint32_t context_ = 0;
     Group group_;
-    Transport &links_;
+    Transport *links_ = nullptr;
     StreamResources resources_;
     OpCounters counters_;
     StreamSpec spec_;
     std::optional<StreamingOperation> op_;
     std::deque<InboundMessage> queued_;
     std::uint64_t next_seq_ = 0;
+    std::vector<bool> said_goodbye_;  // per worker: goodbyes count once
     int goodbyes_ = 0;
 };
 

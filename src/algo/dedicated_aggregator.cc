@@ -1,0 +1,240 @@
+#include "algo/dedicated_aggregator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "core/comm_state.h"
+#include "core/error.h"
+#include "core/library.h"
+#include "core/placement.h"
+
+namespace mpix::sparse::detail {
+namespace {
+
+bool debug_enabled() {
+    const char *v = std::getenv("MPIX_SPARSE_DEBUG");
+    return v != nullptr && *v != '\0' && *v != '0';
+}
+
+}  // namespace
+
+MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
+    int size = 0, rank = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    if (size < 2) fail(ErrorId::InfoTooFewRanks);
+    const int aggregators = config.aggregators == 0 ? 1 : config.aggregators;
+    if (aggregators >= size) fail(ErrorId::InfoAggregators, "dedicated mode needs at least one worker");
+
+    Library &library = Library::get();
+    MPI_Comm parent = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(comm, &parent);
+    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+    struct FreeOnExit {
+        MPI_Comm &c;
+        ~FreeOnExit() {
+            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+        }
+    } free_parent{parent};
+
+    Group group;
+    group.size = size;
+    group.rank = rank;
+    group.dedicated = true;
+    group.aggregators = choose_aggregators(node_of_ranks(parent), aggregators, config.placement);
+    for (int r = 0; r < size; ++r)
+        if (std::find(group.aggregators.begin(), group.aggregators.end(), r) == group.aggregators.end())
+            group.workers.push_back(r);
+    const bool is_aggregator = group.my_aggregator() >= 0;
+
+    // The aggregator's service exists before the context is agreed: workers may stream to it as soon
+    // as the agreement completes. Workers receive nothing before they stream, so their state is
+    // registered after its communicator exists.
+    std::unique_ptr<DedicatedAggregator> service;
+    if (is_aggregator) service = std::make_unique<DedicatedAggregator>(config, group);
+    const std::uint32_t context = library.agree_context(parent, service.get());
+    std::unique_ptr<Transport> links;
+    MPI_Comm workers = MPI_COMM_NULL;
+    try {
+        links = library.connect(parent);
+        rc = MPI_Comm_split(comm, is_aggregator ? 1 : 0, rank, &workers);
+        if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_split");
+    } catch (...) {
+        library.unregister_sink(context);
+        throw;
+    }
+
+    if (!is_aggregator) {
+        try {
+            auto state = std::make_unique<CommState>(workers, config, context, std::move(group), std::move(links));
+            state->set_created_by_comm_create();
+            library.register_sink(context, state.get());
+            library.attach(workers, std::move(state));
+        } catch (...) {
+            library.unregister_sink(context);
+            MPI_Comm_free(&workers);
+            throw;
+        }
+        return workers;
+    }
+    MPI_Comm_free(&workers);
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        service->set_links(context, links.get());
+        library.add_busy(service.get());
+    }
+    library.wait_until([&] { return service->finished(); });
+    // Result sends whose acknowledgements are still on their way: a bounded wait, then their memory
+    // is left behind rather than freed under the transport.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    library.wait_until([&] { return service->settle() || std::chrono::steady_clock::now() > deadline; });
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        library.remove_busy(service.get());
+        library.unregister_sink(context);
+        service->abandon();
+    }
+    return MPI_COMM_NULL;
+}
+
+DedicatedAggregator::DedicatedAggregator(const Config &config, Group group)
+    : config_(config), group_(std::move(group)), said_goodbye_(group_.workers.size(), false) {}
+
+DedicatedAggregator::~DedicatedAggregator() {
+    op_.reset();
+    if (links_ != nullptr)
+        for (InboundMessage &m : queued_)
+            links_->release(m);
+}
+
+void DedicatedAggregator::set_links(std::uint32_t context, Transport *links) {
+    context_ = context;
+    links_ = links;
+}
+
+void DedicatedAggregator::abandon() {
+    for (auto &m : resources_.draining)
+        (void)m.release();
+    for (auto &p : resources_.draining_pieces)
+        (void)p.release();
+    resources_.draining.clear();
+    resources_.draining_pieces.clear();
+}
+
+void DedicatedAggregator::on_message(InboundMessage &&message) {
+    // Runs inside the transport's callback: nothing may escape.
+    try {
+        const WireHeader &h = message.header;
+        if (const char *bad = check_header(h, sizeof(WireHeader))) {
+            if (debug_enabled()) std::cerr << "mpix_sparse: dedicated aggregator dropped a malformed message: " << bad << '\n';
+            if (op_) op_->fail({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
+            links_->release(message);
+            return;
+        }
+        if (h.kind == MessageKind::Goodbye) {
+            if (h.sender < said_goodbye_.size() && !said_goodbye_[h.sender]) {
+                said_goodbye_[h.sender] = true;
+                ++goodbyes_;
+            }
+            links_->release(message);
+            return;
+        }
+        if (op_ && h.seq == spec_.seq) {
+            op_->on_message(std::move(message));
+        } else if (h.seq >= next_seq_ && queued_.size() < CommState::kMaxEarlyMessages) {
+            // No bound on how far ahead: calls that went dense never reach this aggregator.
+            queued_.push_back(std::move(message));
+        } else {
+            // An operation already finished here, or a flood: nothing to wait for.
+            links_->release(message);
+        }
+    } catch (...) {
+        if (op_) op_->fail({ErrorId::OutOfMemory, "queueing a message"});
+        links_->release(message);
+    }
+}
+
+// Starts the oldest operation with queued messages: its first contribution says what the workers
+// agreed on (the vector, type, op and this aggregator's shard). Sequence numbers of calls that never
+// streamed here (dense ones) are skipped; an operation a worker aborted before anything reached this
+// aggregator is dropped.
+bool DedicatedAggregator::start_next() {
+    if (queued_.empty()) return false;
+    std::uint64_t seq = queued_.front().header.seq;
+    for (const InboundMessage &m : queued_)
+        seq = std::min(seq, m.header.seq);
+    auto first = std::find_if(queued_.begin(), queued_.end(), [&](const InboundMessage &m) {
+        return m.header.seq == seq && m.header.kind == MessageKind::Contribution;
+    });
+    if (first == queued_.end()) {
+        for (auto it = queued_.begin(); it != queued_.end();) {
+            if (it->header.seq == seq) {
+                links_->release(*it);
+                it = queued_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        next_seq_ = seq + 1;
+        return true;
+    }
+    const WireHeader &h = first->header;
+    const int me = group_.my_aggregator();
+    spec_ = StreamSpec{};
+    spec_.context = context_;
+    spec_.seq = seq;
+    spec_.type = static_cast<ElementType>(h.elem_type);
+    spec_.op = static_cast<ReduceOp>(h.reduce_op);
+    spec_.layout = BlockLayout{h.count, h.block_elems, static_cast<std::uint32_t>(element_size(spec_.type))};
+    spec_.worker_peer = group_.workers;
+    spec_.aggregator_peer = group_.aggregators;
+    spec_.shard_bounds.assign(group_.aggregators.size() + 1, 0);
+    spec_.shard_bounds[static_cast<std::size_t>(me)] = h.shard_lo;
+    spec_.shard_bounds[static_cast<std::size_t>(me) + 1] = h.shard_hi;
+    spec_.my_aggregator = me;
+    spec_.message_bytes = config_.message_bytes;
+    spec_.window = config_.window;
+    spec_.fail_at = config_.fail_at;
+    next_seq_ = seq + 1;
+    op_.emplace(spec_, *links_, resources_, counters_, nullptr, nullptr, group_.rank);
+    for (auto it = queued_.begin(); it != queued_.end();) {
+        if (it->header.seq == seq) {
+            op_->on_message(std::move(*it));
+            it = queued_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return true;
+}
+
+void DedicatedAggregator::finish_op() {
+    if (op_->error() && debug_enabled())
+        std::cerr << "mpix_sparse: dedicated aggregator: operation " << spec_.seq << ": " << op_->error().detail
+                  << '\n';
+    op_.reset();
+}
+
+bool DedicatedAggregator::progress() {
+    if (links_ == nullptr) return false;
+    bool progressed = false;
+    resources_.reap();
+    if (!op_) progressed |= start_next();
+    if (op_) {
+        progressed |= op_->advance();
+        if (op_->done()) {
+            finish_op();
+            progressed = true;
+        }
+    }
+    return progressed;
+}
+
+bool DedicatedAggregator::finished() const {
+    return !op_ && goodbyes_ == static_cast<int>(group_.workers.size()) && queued_.empty();
+}
+
+}  // namespace mpix::sparse::detail

@@ -1,0 +1,133 @@
+#include "algo/hierarchical_allreduce.h"
+
+#include <utility>
+
+#include "algo/block_allreduce.h"
+#include "algo/sparse_operation.h"
+#include "core/comm_state.h"
+#include "core/element_type.h"
+#include "core/library.h"
+
+namespace mpix::sparse::detail {
+namespace {
+
+Algorithm algorithm_of(const Operation &op) {
+    const auto *s = dynamic_cast<const SparseOperation *>(&op);
+    return s != nullptr ? s->algorithm() : Algorithm::Dense;
+}
+
+const OpCounters *counters_of(const Operation *op) {
+    const auto *s = dynamic_cast<const SparseOperation *>(op);
+    return s != nullptr ? &s->counters() : nullptr;
+}
+
+}  // namespace
+
+HierarchicalAllreduce::HierarchicalAllreduce(CommState &state, NodeHierarchy &levels, const void *sendbuf,
+                                             void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
+                                             bool local_failure)
+    : state_(state), levels_(levels), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype),
+      op_(op), local_failure_(local_failure), scratch_(borrow_scratch(state)) {}
+
+HierarchicalAllreduce::~HierarchicalAllreduce() {
+    // Levels still in line (their caller gave up before they ran) leave it.
+    if (node_op_ && !node_op_->retired()) levels_.node_state->withdraw(*node_op_);
+    if (leader_op_ && !leader_op_->retired()) levels_.leader_state->withdraw(*leader_op_);
+    broadcast_.reset();
+    if (scratch_) state_.give_back(std::move(scratch_));
+}
+
+void HierarchicalAllreduce::activate() {
+    node_op_ = make_block_allreduce(*levels_.node_state, sendbuf_, recvbuf_, count_, datatype_, op_, local_failure_);
+    levels_.node_state->start(*node_op_);
+    stage_ = Stage::Node;
+}
+
+void HierarchicalAllreduce::on_message(InboundMessage &&message) {
+    // The levels have contexts of their own; nothing streams on this one.
+    state_.links().release(message);
+}
+
+void HierarchicalAllreduce::fail(OpError error) {
+    if (!error_) error_ = std::move(error);
+}
+
+void HierarchicalAllreduce::start_broadcast() {
+    const auto type = element_type_of(datatype_);
+    const BlockLayout layout{count_, state_.config().block_elems, static_cast<std::uint32_t>(element_size(*type))};
+    if (levels_.node_state->size() == 1) {
+        finish();
+        return;
+    }
+    // Whether the final result came from a dense reduction (one leader alone reduces nothing).
+    const Operation &top = leader_op_ && levels_.leader_state->size() > 1 ? *leader_op_ : *node_op_;
+    broadcast_.emplace(levels_.node_state->comm(), recvbuf_, layout, datatype_, scratch_->resources.buffers,
+                       scratch_->bitmap);
+    broadcast_->start(algorithm_of(top) == Algorithm::Dense, static_cast<bool>(error_));
+    stage_ = Stage::Broadcast;
+}
+
+bool HierarchicalAllreduce::progress() {
+    switch (stage_) {
+    case Stage::Node:
+        if (!node_op_->retired()) return false;
+        if (!error_ && node_op_->error()) error_ = node_op_->error();
+        if (levels_.leader_state) {
+            leader_op_ = make_block_allreduce(*levels_.leader_state, MPI_IN_PLACE, recvbuf_, count_, datatype_, op_,
+                                              static_cast<bool>(error_));
+            levels_.leader_state->start(*leader_op_);
+            stage_ = Stage::Leaders;
+        } else {
+            start_broadcast();
+        }
+        return true;
+    case Stage::Leaders:
+        if (!leader_op_->retired()) return false;
+        if (!error_ && leader_op_->error()) error_ = leader_op_->error();
+        start_broadcast();
+        return true;
+    case Stage::Broadcast:
+        if (!broadcast_->progress()) return false;
+        if (broadcast_->done()) {
+            if (!error_ && broadcast_->error()) error_ = broadcast_->error();
+            finish();
+        }
+        return true;
+    case Stage::Done: return false;
+    }
+    return false;
+}
+
+void HierarchicalAllreduce::finish() {
+    stage_ = Stage::Done;
+    CommStats &stats = state_.stats();
+    std::int64_t sent = 0, received = 0;
+    for (const Operation *op : {node_op_.get(), leader_op_.get()}) {
+        if (const OpCounters *c = counters_of(op)) {
+            sent += static_cast<std::int64_t>(c->bytes_sent);
+            received += static_cast<std::int64_t>(c->bytes_received);
+        }
+    }
+    // The node broadcast: the leader sends once per other rank, the others receive.
+    const auto broadcast = static_cast<std::int64_t>(broadcast_ ? broadcast_->bytes() : 0);
+    if (levels_.leader_state)
+        sent += broadcast * (levels_.node_state->size() - 1);
+    else
+        received += broadcast;
+    stats.bytes_sent += sent;
+    stats.bytes_received += received;
+    stats.last_algorithm = static_cast<int>(algorithm_of(*node_op_));
+    if (stats.last_algorithm == static_cast<int>(Algorithm::Dense)) ++stats.dense_fallbacks;
+    broadcast_.reset();
+    state_.give_back(std::move(scratch_));
+}
+
+std::string HierarchicalAllreduce::describe() const {
+    std::string s = "hierarchical operation " + std::to_string(seq()) + ": ";
+    if (stage_ == Stage::Node) s += "node level: " + node_op_->describe();
+    if (stage_ == Stage::Leaders) s += "leader level: " + leader_op_->describe();
+    if (stage_ == Stage::Broadcast) s += "node broadcast";
+    return s;
+}
+
+}  // namespace mpix::sparse::detail

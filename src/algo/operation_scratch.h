@@ -1,0 +1,43 @@
+// The memory one operation works in, borrowed from its communicator and given back when it ends, so
+// that a steady stream of calls allocates nothing: the non-zero bitmap, the pair sort's buffers, and
+// the stream's buffers, message records and window scratch. Sends the transport still holds (their
+// acknowledgement not yet in) keep it aside until they complete.
+#pragma once
+
+#include <memory>
+
+#include "algo/stream_resources.h"
+#include "core/block_bitmap.h"
+#include "core/operation.h"
+#include "core/comm_state.h"
+#include "core/pair_sort.h"
+
+namespace mpix::sparse::detail {
+
+struct OperationScratch final : Reusable {
+    BlockBitmap bitmap;
+    PairSortScratch pairs;
+    StreamResources resources;
+
+    bool settle() override { return resources.reap(); }
+    void abandon() override {
+        for (auto &m : resources.draining)
+            (void)m.release();
+        for (auto &p : resources.draining_pieces)
+            (void)p.release();
+        resources.draining.clear();
+        resources.draining_pieces.clear();
+    }
+};
+
+// A spare scratch of `state`, or a new one (the first calls, or several operations at once).
+inline std::unique_ptr<OperationScratch> borrow_scratch(CommState &state) {
+    std::unique_ptr<Reusable> spare = state.take_scratch();
+    if (auto *s = dynamic_cast<OperationScratch *>(spare.get())) {
+        (void)spare.release();
+        return std::unique_ptr<OperationScratch>(s);
+    }
+    return std::make_unique<OperationScratch>();
+}
+
+}  // namespace mpix::sparse::detail

@@ -1,0 +1,270 @@
+#include "algo/sparse_operation.h"
+
+#include <climits>
+#include <utility>
+
+#include "algo/allgather_allreduce.h"
+#include "core/comm_state.h"
+#include "core/error.h"
+#include "core/library.h"
+#include "core/memory_ops.h"
+
+namespace mpix::sparse::detail {
+namespace {
+
+bool all_equal(const SumMax &v, int ranks) {
+    return v.sum == v.max * ranks;
+}
+
+// Codes outside the enums mark a type or op the sparse path cannot serve: ranks must agree on that
+// too, or some would stream while others reduce densely.
+constexpr std::int64_t kNotSparse = 99;
+// The agreement's error field: the largest over ranks says what happened somewhere.
+constexpr std::int64_t kArgumentError = 1, kFailure = 2;
+
+}  // namespace
+
+SparseOperation::SparseOperation(CommState &state) : state_(state), scratch_(borrow_scratch(state)) {}
+
+SparseOperation::~SparseOperation() {
+    stream_.reset();
+    Transport *links = state_.size() > 1 ? &state_.links() : nullptr;
+    for (InboundMessage &m : held_)
+        if (links != nullptr) links->release(m);
+    if (scratch_) {
+        scratch_->resources.buffers.release(std::move(gathered_));
+        scratch_->resources.buffers.release(std::move(record_));
+        state_.give_back(std::move(scratch_));
+    }
+}
+
+void SparseOperation::agree(const SparseCall &call) {
+    call_ = call;
+    const Group &group = state_.group();
+    const int aggregators = static_cast<int>(group.aggregators.size());
+    const std::size_t bins = histogram_bins(aggregators);
+    const std::uint64_t blocks = call.layout.num_blocks();
+    const std::uint64_t width = bin_width(blocks, bins);
+    const bool local = call.local != SparseCall::Local::None;
+
+    agreement_.assign(AgreementFields::kHeader + bins, SumMax{0, 0});
+    auto put = [&](std::size_t i, std::int64_t x) { agreement_[i] = SumMax{x, x}; };
+    put(AgreementFields::kCount, static_cast<std::int64_t>(call.layout.count));
+    put(AgreementFields::kType, call.sparse_capable ? static_cast<std::int64_t>(call.type) : kNotSparse);
+    put(AgreementFields::kOp, call.sparse_capable ? static_cast<std::int64_t>(call.op) : kNotSparse);
+    put(AgreementFields::kBlockElems, call.layout.block_elems);
+    put(AgreementFields::kError,
+        call.local == SparseCall::Local::Failure ? kFailure : call.local == SparseCall::Local::Argument ? kArgumentError
+                                                                                                        : 0);
+    put(AgreementFields::kAlgorithm, static_cast<std::int64_t>(state_.config().algorithm));
+    put(AgreementFields::kNonzero, local ? 0 : static_cast<std::int64_t>(call.nonzero));
+    for (std::size_t j = 0; j < bins && !local; ++j) {
+        const std::uint64_t lo = std::min(blocks, j * width);
+        const std::uint64_t hi = std::min(blocks, lo + width);
+        put(AgreementFields::kHeader + j, static_cast<std::int64_t>(lo < hi ? source().count(lo, hi) : 0));
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    mpi_.add(Library::get().agreement().iallreduce(agreement_, state_.comm(), &r), r, "agreement MPI_Iallreduce");
+    stage_ = Stage::Agree;
+}
+
+// Every rank computes the same plan from the same agreed numbers.
+void SparseOperation::on_agreed() {
+    const std::vector<SumMax> &v = agreement_;
+    const int workers = state_.size();
+    if (v[AgreementFields::kError].max > 0) {
+        if (call_.local != SparseCall::Local::None)
+            error_ = local_error();
+        else if (v[AgreementFields::kError].max == kFailure)
+            error_ = OpError{ErrorId::RemoteFailure, "before the data moved"};
+        else
+            error_ = OpError{ErrorId::RemoteArgument, {}};
+        finish();
+        return;
+    }
+    for (std::size_t f : {AgreementFields::kCount, AgreementFields::kType, AgreementFields::kOp,
+                          AgreementFields::kBlockElems, AgreementFields::kAlgorithm}) {
+        if (!all_equal(v[f], workers)) {
+            error_ = OpError{ErrorId::ArgumentMismatch, {}};
+            finish();
+            return;
+        }
+    }
+    const Group &group = state_.group();
+    Demand d;
+    d.workers = workers;
+    d.aggregators = static_cast<int>(group.aggregators.size());
+    d.dedicated = group.dedicated;
+    d.layout = call_.layout;
+    d.nonzero_sum = static_cast<std::uint64_t>(v[AgreementFields::kNonzero].sum);
+    d.nonzero_max = static_cast<std::uint64_t>(v[AgreementFields::kNonzero].max);
+    d.bins.assign(v.begin() + AgreementFields::kHeader, v.end());
+    d.bin_width = bin_width(call_.layout.num_blocks(), d.bins.size());
+    d.output_to_zero = call_.output_to_zero;
+    plan_ = make_plan(d, state_.config());
+    if (!call_.sparse_capable) plan_.algorithm = Algorithm::Dense;
+    if (call_.sparse_capable && !call_.allow_dense && plan_.algorithm == Algorithm::Dense) {
+        plan_.algorithm =
+            plan_.cost.allgather_us < plan_.cost.aggregator_us ? Algorithm::Allgather : Algorithm::Aggregator;
+        if (plan_.algorithm == Algorithm::Aggregator) plan_.shard_bounds = balance_shards(d);
+    }
+    // One rank's allgather record must fit an MPI count; beyond that the aggregators serve.
+    if (plan_.algorithm == Algorithm::Allgather &&
+        allgather_record_bytes(call_.layout, plan_.max_contribution) > static_cast<std::uint64_t>(INT_MAX / 2)) {
+        plan_.algorithm = Algorithm::Aggregator;
+        plan_.shard_bounds = balance_shards(d);
+    }
+    planned(plan_.algorithm);
+    switch (plan_.algorithm) {
+    case Algorithm::Dense: go_dense(); break;
+    case Algorithm::Allgather: start_allgather(); break;
+    case Algorithm::Aggregator: start_stream(); break;
+    }
+}
+
+void SparseOperation::go_dense() {
+    algorithm_ = Algorithm::Dense;
+    stage_ = Stage::Dense;
+    start_dense();
+}
+
+void SparseOperation::start_allgather() {
+    algorithm_ = Algorithm::Allgather;
+    const int ranks = state_.size();
+    record_bytes_ = static_cast<std::size_t>(allgather_record_bytes(call_.layout, plan_.max_contribution));
+    BufferPool &pool = scratch_->resources.buffers;
+    record_ = pool.acquire(record_bytes_);
+    gathered_ = pool.acquire(record_bytes_ * static_cast<std::size_t>(ranks));
+    pack_record(source(), call_.layout, plan_.max_contribution, record_.data());
+    MPI_Request r = MPI_REQUEST_NULL;
+    mpi_.add(MPI_Iallgather(record_.data(), static_cast<int>(record_bytes_), MPI_BYTE, gathered_.data(),
+                            static_cast<int>(record_bytes_), MPI_BYTE, state_.comm(), &r),
+             r, "MPI_Iallgather");
+    counters_.bytes_sent += record_bytes_ * static_cast<std::uint64_t>(ranks - 1);
+    counters_.bytes_received += record_bytes_ * static_cast<std::uint64_t>(ranks - 1);
+    stage_ = Stage::Gather;
+}
+
+void SparseOperation::start_stream() {
+    algorithm_ = Algorithm::Aggregator;
+    const Group &group = state_.group();
+    spec_ = StreamSpec{};
+    spec_.context = state_.context();
+    spec_.seq = seq();
+    spec_.layout = call_.layout;
+    spec_.type = call_.type;
+    spec_.op = call_.op;
+    spec_.worker_peer = group.workers;
+    spec_.aggregator_peer = group.aggregators;
+    spec_.shard_bounds = plan_.shard_bounds;
+    spec_.my_worker = group.my_worker();
+    spec_.my_aggregator = group.my_aggregator();
+    spec_.message_bytes = state_.config().message_bytes;
+    spec_.window = state_.config().window;
+    spec_.fail_at = state_.config().fail_at;
+    stream_.emplace(spec_, state_.links(), scratch_->resources, counters_, &source(), &sink(), group.rank);
+    stage_ = Stage::Stream;
+    if (error_) stream_->fail(error_);  // failed before the stream: its peers must learn of it
+    while (!held_.empty()) {
+        stream_->on_message(std::move(held_.front()));
+        held_.pop_front();
+    }
+}
+
+void SparseOperation::start_barrier() {
+    if (!error_ && stream_->error()) error_ = stream_->error();
+    stream_.reset();  // sends still in flight move to the scratch's drain list
+    store_fence();    // results written with streaming stores are visible before anyone reads them
+    MPI_Request r = MPI_REQUEST_NULL;
+    mpi_.add(MPI_Ibarrier(state_.comm(), &r), r, "MPI_Ibarrier");
+    stage_ = Stage::Barrier;
+}
+
+void SparseOperation::on_message(InboundMessage &&message) {
+    if (stream_) {
+        stream_->on_message(std::move(message));
+    } else if (stage_ == Stage::Done || stage_ == Stage::Barrier || held_.size() >= CommState::kMaxEarlyMessages) {
+        state_.links().release(message);  // late (the stream is over) or a flood
+    } else {
+        held_.push_back(std::move(message));
+    }
+}
+
+void SparseOperation::fail(OpError error) {
+    if (stage_ == Stage::Done) return;
+    if (stage_ == Stage::Idle) {
+        // Failed while activating, before any collective stage: nothing to take part in.
+        error_ = std::move(error);
+        finish();
+        return;
+    }
+    if (stream_)
+        stream_->fail(std::move(error));
+    else if (!error_)
+        error_ = std::move(error);
+}
+
+bool SparseOperation::progress() {
+    switch (stage_) {
+    case Stage::Idle:
+    case Stage::Done: return false;
+    case Stage::Agree:
+        if (!mpi_.test()) return false;
+        on_agreed();
+        return true;
+    case Stage::Dense:
+        if (!mpi_.test()) return false;
+        finish_dense();
+        finish();
+        return true;
+    case Stage::Gather: {
+        if (!mpi_.test()) return false;
+        if (!error_) {
+            reduce_gathered(gathered_.data(), state_.size(), record_bytes_, call_.layout, call_.type, call_.op,
+                            plan_.max_contribution, scratch_->resources, sink());
+            finish_sparse();
+        }
+        finish();
+        return true;
+    }
+    case Stage::Stream: {
+        const bool moved = stream_->advance();
+        if (!stream_->done()) return moved;
+        start_barrier();
+        return true;
+    }
+    case Stage::Barrier:
+        if (!mpi_.test()) return false;
+        scratch_->resources.reap();
+        if (!error_) finish_sparse();
+        finish();
+        return true;
+    }
+    return false;
+}
+
+void SparseOperation::finish() {
+    stage_ = Stage::Done;
+    CommStats &stats = state_.stats();
+    stats.last_algorithm = static_cast<int>(algorithm_);
+    if (algorithm_ == Algorithm::Dense) ++stats.dense_fallbacks;
+    stats.bytes_sent += static_cast<std::int64_t>(counters_.bytes_sent);
+    stats.bytes_received += static_cast<std::int64_t>(counters_.bytes_received);
+    Transport *links = state_.size() > 1 ? &state_.links() : nullptr;
+    for (InboundMessage &m : held_)
+        if (links != nullptr) links->release(m);
+    held_.clear();
+    BufferPool &pool = scratch_->resources.buffers;
+    pool.release(std::move(gathered_));
+    pool.release(std::move(record_));
+    state_.give_back(std::move(scratch_));
+}
+
+std::string SparseOperation::describe() const {
+    static const char *const names[] = {"idle", "agreeing", "dense", "allgather", "streaming", "barrier", "done"};
+    std::string s = "operation " + std::to_string(seq()) + " (" + names[static_cast<int>(stage_)] + ")";
+    if (stream_) s += ": " + stream_->describe();
+    return s;
+}
+
+}  // namespace mpix::sparse::detail

@@ -1,0 +1,119 @@
+// The stages every sparse collective shares, as a state machine that never waits:
+//   agree   one MPI_Iallreduce: arguments, errors, per-bin non-zero counts (skipped when the dense
+//           path is chosen from the arguments alone);
+//   run     the plan's algorithm: dense (MPI_Iallreduce), allgather (MPI_Iallgather, then every rank
+//           reduces the records), or the aggregators' stream;
+//   barrier after a stream, an MPI_Ibarrier: no rank returns (and stops progressing) before every
+//           rank has its results (rendezvous sends complete only on the receiver's acknowledgement,
+//           and results may be sent straight from an output buffer).
+// A failure never skips a collective stage that the other ranks enter: it is recorded, the stream
+// (if any) tells its peers with Abort messages, and the operation ends with the error after the
+// stages every rank shares. Variants (block, element) supply the contribution, the result sink and
+// the dense path.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algo/contribution_source.h"
+#include "algo/mpi_requests.h"
+#include "algo/op_counters.h"
+#include "algo/operation_scratch.h"
+#include "algo/result_sink.h"
+#include "algo/stream_spec.h"
+#include "algo/streaming_operation.h"
+#include "core/agreement.h"
+#include "core/block_layout.h"
+#include "core/element_type.h"
+#include "core/operation.h"
+#include "core/planner.h"
+
+namespace mpix::sparse::detail {
+
+class CommState;
+
+// What the ranks agree on for one call.
+struct SparseCall {
+    BlockLayout layout;
+    ElementType type = ElementType::F32;
+    ReduceOp op = ReduceOp::Sum;
+    bool sparse_capable = true;   // false: type/op codes are placeholders, the dense path serves
+    bool output_to_zero = false;  // the sparse paths must zero a dense output themselves
+    bool allow_dense = true;      // false: a sparse output needs the union (element variant)
+    std::uint64_t nonzero = 0;    // this rank's blocks with data
+    // This rank's own error found before the agreement (it still takes part so the others learn of
+    // it instead of waiting): none, an argument error, or a failure.
+    enum class Local { None, Argument, Failure } local = Local::None;
+};
+
+class SparseOperation : public Operation {
+  public:
+    explicit SparseOperation(CommState &state);
+    ~SparseOperation() override;
+
+    void on_message(InboundMessage &&message) override;
+    bool progress() override;
+    void fail(OpError error) override;
+    bool done() const override { return stage_ == Stage::Done; }
+    const OpError &error() const override { return error_; }
+    std::string describe() const override;
+
+    // After done(): the algorithm that served it, and what it moved.
+    Algorithm algorithm() const { return algorithm_; }
+    const OpCounters &counters() const { return counters_; }
+
+  protected:
+    enum class Stage { Idle, Agree, Dense, Gather, Stream, Barrier, Done };
+
+    // Issues the dense path's MPI requests into mpi_ (and does its local work).
+    virtual void start_dense() = 0;
+    // The agreed plan's algorithm, before it runs (every rank learns the same).
+    virtual void planned(Algorithm) {}
+    // After the dense path's requests completed.
+    virtual void finish_dense() {}
+    // After the allgather or the stream completed without error.
+    virtual void finish_sparse() {}
+    // The error this rank raises for its own local error (Local::Argument / Failure).
+    virtual OpError local_error() const = 0;
+    virtual const ContributionSource &source() const = 0;
+    virtual ResultSink &sink() = 0;
+
+    // The scratch memory of this operation (borrowed from the communicator at construction).
+    OperationScratch &scratch() { return *scratch_; }
+    CommState &state() { return state_; }
+    // Starts the agreement for `call` (kept; must outlive the stage).
+    void agree(const SparseCall &call);
+    // Goes to the dense path directly (decided from arguments alone: no agreement).
+    void go_dense();
+    // Ends the operation: statistics, scratch back to the communicator.
+    void finish();
+
+    MpiRequests mpi_;
+    SparseCall call_;
+
+  private:
+    void on_agreed();
+    void start_allgather();
+    void start_stream();
+    void start_barrier();
+
+    CommState &state_;
+    std::unique_ptr<OperationScratch> scratch_;
+    Stage stage_ = Stage::Idle;
+    OpError error_;
+    Algorithm algorithm_ = Algorithm::Dense;
+    OpCounters counters_;
+    std::vector<SumMax> agreement_;
+    Plan plan_;
+    BufferPool::Buffer gathered_, record_;
+    std::size_t record_bytes_ = 0;
+    StreamSpec spec_;
+    std::optional<StreamingOperation> stream_;
+    std::deque<InboundMessage> held_;  // messages that came before this rank's stream started
+};
+
+}  // namespace mpix::sparse::detail
