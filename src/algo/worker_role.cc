@@ -4,6 +4,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/error.h"
+
 namespace mpix::sparse::detail {
 
 WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources, OpCounters &counters,
@@ -73,7 +75,8 @@ bool WorkerRole::send_contributions(Shard &shard) {
                 payload = message->buffer.data();
             }
         }
-        const bool inject = !injected_ && (spec_.fail_at == FailPoint::Contribution || spec_.fail_at == FailPoint::Corrupt);
+        const bool inject = !injected_ && (spec_.fail_at == FailPoint::Contribution ||
+                                           spec_.fail_at == FailPoint::Corrupt || spec_.fail_at == FailPoint::Throw);
         if (inject && spec_.fail_at == FailPoint::Corrupt) h.end = h.shard_hi + 1;  // outside the shard
         transport_.send(spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)], h, payload, bytes,
                         message->sent);
@@ -87,6 +90,7 @@ bool WorkerRole::send_contributions(Shard &shard) {
         if (inject) {
             injected_ = true;
             if (spec_.fail_at == FailPoint::Contribution) fail(ErrorId::InjectedFailure, "after the first contribution");
+            if (spec_.fail_at == FailPoint::Throw) throw Error(ErrorId::InjectedFailure, "thrown after the first contribution");
             break;
         }
     }

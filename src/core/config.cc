@@ -120,7 +120,8 @@ const Keyword<FailPoint> kFailWords[] = {{"none", FailPoint::None},
                                          {"contribution", FailPoint::Contribution},
                                          {"aggregate", FailPoint::Aggregate},
                                          {"result", FailPoint::Result},
-                                         {"corrupt", FailPoint::Corrupt}};
+                                         {"corrupt", FailPoint::Corrupt},
+                                         {"throw", FailPoint::Throw}};
 
 template <class T>
 void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {

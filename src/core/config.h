@@ -23,8 +23,9 @@ enum class Hierarchy { Auto, On, Off };
 // injects a local failure into its streamed operations, to test that its peers learn of it.
 //   scan: before the agreement (its error flag tells the others); contribution: a worker fails after
 //   sending its first message; aggregate: an aggregator fails at its first contribution; result: a
-//   worker fails at its first result; corrupt: a worker's first message has a malformed header.
-enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt };
+//   worker fails at its first result; corrupt: a worker's first message has a malformed header;
+//   throw: a worker's step throws an exception after its first message (exception safety).
+enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw };
 
 struct Config {
     std::uint32_t block_elems = 256;

@@ -101,8 +101,10 @@ void Library::shutdown() {
             order.emplace_back(state->context(), comm);
     }
     std::sort(order.begin(), order.end());
-    for (auto &[context, comm] : order)
+    for (auto &[context, comm] : order) {
+        if (debug_enabled()) std::cerr << "mpix_sparse: finalize releases context " << context << std::endl;
         MPI_Comm_delete_attr(comm, state_keyval_);
+    }
     {
         std::lock_guard<std::mutex> guard(registry_lock_);
         states_.clear();

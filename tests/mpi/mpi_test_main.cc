@@ -1,5 +1,5 @@
 // GoogleTest main for tests that run on every rank under mpirun. All ranks run the same tests in the
-// same order (tests are collective); rank 0 prints the usual report, other ranks print only their
+// same order (tests are collective; the threads tests' main asks for MPI_THREAD_MULTIPLE); rank 0 prints the usual report, other ranks print only their
 // failures, and every rank exits with the combined result.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -24,7 +24,17 @@ class FailuresOnly : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char **argv) {
+#ifdef MPIX_SPARSE_TEST_THREAD_MULTIPLE
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        std::fprintf(stderr, "MPI_THREAD_MULTIPLE is not provided: skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
+#else
     MPI_Init(&argc, &argv);
+#endif
     ::testing::InitGoogleTest(&argc, argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

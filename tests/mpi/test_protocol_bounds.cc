@@ -1,0 +1,132 @@
+// What a broken or hostile peer can make a rank hold, and what it can make it do: messages for an
+// operation far ahead fail the operation instead of being kept, messages for unknown contexts are
+// dropped, and repeated goodbyes do not send a dedicated aggregator away early. Raw messages are
+// sent through the library's own links (this executable links the library's objects).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/comm_state.h"
+#include "core/library.h"
+#include "mpi_test_util.h"
+
+namespace mpix::sparse::detail::testing {
+namespace {
+
+// Header-only messages from this rank to group rank `peer` of `state`. The receiver may not be
+// progressing yet (a flood fills shared-memory queues), so completion is awaited later (finish).
+class RawSends {
+  public:
+    RawSends(CommState &state, int peer, std::vector<WireHeader> headers)
+        : headers_(std::move(headers)), sent_(headers_.size()) {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        for (std::size_t i = 0; i < headers_.size(); ++i)
+            state.links().send(peer, headers_[i], nullptr, 0, sent_[i]);
+    }
+    ~RawSends() {
+        Library::get().wait_until([&] {
+            for (const Completion &c : sent_)
+                if (!c.done()) return false;
+            return true;
+        });
+    }
+
+  private:
+    std::vector<WireHeader> headers_;
+    std::vector<Completion> sent_;
+};
+
+int call(MPI_Comm comm, std::vector<float> &out) {
+    std::vector<float> in(out.size(), 0.0f);
+    for (std::size_t i = 0; i < in.size(); i += 1000)
+        in[i] = 1.0f;
+    return MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM, comm);
+}
+
+int class_of(int rc) {
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+TEST(ProtocolBounds, MessagesFarAheadFailTheOperationInsteadOfPilingUp) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 2) GTEST_SKIP();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}});
+    std::vector<float> out(200000);
+    ASSERT_EQ(call(comm.get(), out), MPI_SUCCESS);
+    CommState *state = Library::get().find(comm.get());
+    ASSERT_NE(state, nullptr);
+    if (rank == 1) {
+        WireHeader h;
+        h.kind = MessageKind::Contribution;
+        h.context = state->context();
+        h.seq = 1000;  // this communicator has made one call
+        h.count = 200000;
+        h.block_elems = 256;
+        h.num_workers = static_cast<std::uint32_t>(size);
+        RawSends raw(*state, 0, {h});
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const int rc = call(comm.get(), out);
+    EXPECT_EQ(class_of(rc), rank == 0 ? MPIX_ERR_SPARSE_PROTOCOL : MPIX_ERR_SPARSE_REMOTE) << "rank " << rank;
+    // Nothing of it stays behind: the next call is clean.
+    EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS);
+    EXPECT_EQ(out[0], static_cast<float>(size));
+}
+
+TEST(ProtocolBounds, MessagesForUnknownContextsAreDropped) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 2) GTEST_SKIP();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}});
+    std::vector<float> out(200000);
+    ASSERT_EQ(call(comm.get(), out), MPI_SUCCESS);
+    std::unique_ptr<RawSends> flood;
+    if (rank == 1) {
+        std::vector<WireHeader> headers(2000);
+        for (std::size_t i = 0; i < headers.size(); ++i) {
+            headers[i].kind = MessageKind::Contribution;
+            headers[i].context = 0xfffff000u + static_cast<std::uint32_t>(i % 7);
+            headers[i].seq = i;
+        }
+        flood = std::make_unique<RawSends>(*Library::get().find(comm.get()), 0, std::move(headers));
+    }
+    // Rank 0 takes the flood in while it progresses these calls.
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS);
+        EXPECT_EQ(out[0], static_cast<float>(size));
+    }
+    flood.reset();
+}
+
+TEST(ProtocolBounds, RepeatedGoodbyesCountOnce) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 3) GTEST_SKIP() << "needs an aggregator and two workers";
+    // Rank 0 aggregates; worker 0 (world rank 1) says goodbye three times while the others still
+    // call. Counted without de-duplication, the aggregator would leave and the next call hang.
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_aggregator_mode", "dedicated"},
+                                     {"mpix_sparse_placement", "packed"},
+                                     {"mpix_sparse_algorithm", "aggregator"},
+                                     {"mpix_sparse_dense_below", "0"}});
+    ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+    if (comm.get() == MPI_COMM_NULL) return;  // the aggregator: served until every worker left
+    CommState *state = Library::get().find(comm.get());
+    ASSERT_NE(state, nullptr);
+    if (rank == 1) {
+        WireHeader h;
+        h.kind = MessageKind::Goodbye;
+        h.context = state->context();
+        h.sender = static_cast<std::uint32_t>(state->group().my_worker());
+        RawSends raw(*state, state->group().aggregators[0], {h, h, h});
+    }
+    MPI_Barrier(comm.get());
+    std::vector<float> out(200000);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS);
+        EXPECT_EQ(out[0], static_cast<float>(size - 1));
+    }
+}
+
+}  // namespace
+}  // namespace mpix::sparse::detail::testing
