@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <utility>
@@ -102,7 +103,7 @@ void Library::shutdown() {
     }
     std::sort(order.begin(), order.end());
     for (auto &[context, comm] : order) {
-        if (debug_enabled()) std::cerr << "mpix_sparse: finalize releases context " << context << std::endl;
+        if (debug_enabled()) std::fprintf(stderr, "mpix_sparse: finalize releases context %u\n", context);
         MPI_Comm_delete_attr(comm, state_keyval_);
     }
     {
