@@ -11,8 +11,10 @@
  * registered with MPI_Add_error_class (see MPIX_Sparse_error_class) and whose text MPI_Error_string
  * returns; errors are raised through the communicator's error handler first.
  *
- * Thread safety: calls are serialized internally by one process-wide lock; as with MPI collectives,
- * calls on one communicator must be made in the same order on every rank.
+ * Thread safety: any thread may call (with MPI_THREAD_MULTIPLE, several at once, on different
+ * communicators); the library locks only briefly and never across a wait on other ranks. As with MPI
+ * collectives, calls on one communicator (blocking, non-blocking or persistent starts) must be made
+ * in the same order on every rank, and by one thread at a time.
  */
 #ifndef MPIX_SPARSE_H
 #define MPIX_SPARSE_H
@@ -43,6 +45,48 @@ extern "C" {
  * zero on a rank are not sent. Collective over comm. 64-bit count. */
 MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                                           MPI_Op op, MPI_Comm comm);
+
+/* ------------------------------------------------------------------------------------------------
+ * Non-blocking and persistent block-sparse allreduce
+ *
+ * Semantics follow MPI's: buffers must not be touched while a request is active; a completed
+ * non-blocking request is freed and set to MPIX_SPARSE_REQUEST_NULL; a persistent request becomes
+ * inactive and can be started again. Starts on one communicator (MPIX_Sparse_iallreduce,
+ * MPIX_Sparse_start, and the blocking calls) must come in the same order on every rank. Operations
+ * on one communicator run one after another in that order; operations on different communicators
+ * run independently. They advance inside MPIX_Sparse_test/wait/waitall, inside any other
+ * MPIX_Sparse_* call, and on a progress thread when one runs:
+ *   mpix_sparse_progress_thread  (MPIX_SPARSE_PROGRESS_THREAD)  auto | on | off; auto (a thread when
+ *                                the MPI provides MPI_THREAD_MULTIPLE; it sleeps while nothing is in
+ *                                flight). Read from the environment, or from the info of
+ *                                MPIX_Sparse_comm_create / MPIX_Sparse_allreduce_init.
+ * A blocking MPIX_Sparse_allreduce is a non-blocking one waited on: results are bitwise identical.
+ * ------------------------------------------------------------------------------------------------ */
+typedef struct MPIX_Sparse_request_s *MPIX_Sparse_request;
+#define MPIX_SPARSE_REQUEST_NULL ((MPIX_Sparse_request)0)
+
+/* Starts a block-sparse allreduce (same arguments as MPIX_Sparse_allreduce). Argument errors are
+ * raised here, and no request is made (*request = MPIX_SPARSE_REQUEST_NULL). */
+MPIX_SPARSE_API int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                           MPIX_Sparse_request *request);
+/* A persistent, inactive request (MPI-4's MPI_Allreduce_init): arguments are checked and the
+ * communicator's state is set up once; each MPIX_Sparse_start only scans and reduces. Collective
+ * over comm on first use of comm. info may be MPI_INFO_NULL. */
+MPIX_SPARSE_API int MPIX_Sparse_allreduce_init(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                               MPIX_Sparse_request *request);
+MPIX_SPARSE_API int MPIX_Sparse_start(MPIX_Sparse_request *request);
+/* *flag = 1 when the request completed (or is MPIX_SPARSE_REQUEST_NULL or inactive); its error, if
+ * any, is returned then. */
+MPIX_SPARSE_API int MPIX_Sparse_test(MPIX_Sparse_request *request, int *flag);
+MPIX_SPARSE_API int MPIX_Sparse_wait(MPIX_Sparse_request *request);
+/* Completes every request (null ones are skipped); returns the first error met, after completing the
+ * others. */
+MPIX_SPARSE_API int MPIX_Sparse_waitall(int n, MPIX_Sparse_request requests[]);
+/* Frees an inactive persistent request, or a non-blocking one that has not been completed yet is an
+ * error (wait for it first). Sets *request to MPIX_SPARSE_REQUEST_NULL. */
+MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
 
 /* ------------------------------------------------------------------------------------------------
  * Configured communicators and aggregator ranks

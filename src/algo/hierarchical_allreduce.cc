@@ -27,9 +27,10 @@ HierarchicalAllreduce::HierarchicalAllreduce(CommState &state, NodeHierarchy &le
                                              void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
                                              bool local_failure)
     : state_(state), levels_(levels), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype),
-      op_(op), local_failure_(local_failure), scratch_(borrow_scratch(state)) {}
+      op_(op), local_failure_(local_failure), scratch_() {}
 
 HierarchicalAllreduce::~HierarchicalAllreduce() {
+    std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
     // Levels still in line (their caller gave up before they ran) leave it.
     if (node_op_ && !node_op_->retired()) levels_.node_state->withdraw(*node_op_);
     if (leader_op_ && !leader_op_->retired()) levels_.leader_state->withdraw(*leader_op_);
@@ -37,7 +38,16 @@ HierarchicalAllreduce::~HierarchicalAllreduce() {
     if (scratch_) state_.give_back(std::move(scratch_));
 }
 
+void HierarchicalAllreduce::reset() {
+    node_op_.reset();
+    leader_op_.reset();
+    broadcast_.reset();
+    error_ = OpError{};
+    stage_ = Stage::Node;
+}
+
 void HierarchicalAllreduce::activate() {
+    if (!scratch_) scratch_ = borrow_scratch(state_);
     node_op_ = make_block_allreduce(*levels_.node_state, sendbuf_, recvbuf_, count_, datatype_, op_, local_failure_);
     levels_.node_state->start(*node_op_);
     stage_ = Stage::Node;
@@ -119,7 +129,7 @@ void HierarchicalAllreduce::finish() {
     stats.last_algorithm = static_cast<int>(algorithm_of(*node_op_));
     if (stats.last_algorithm == static_cast<int>(Algorithm::Dense)) ++stats.dense_fallbacks;
     broadcast_.reset();
-    state_.give_back(std::move(scratch_));
+    if (scratch_) state_.give_back(std::move(scratch_));
 }
 
 std::string HierarchicalAllreduce::describe() const {

@@ -33,6 +33,7 @@ class HierarchicalAllreduce final : public Operation {
     bool done() const override { return stage_ == Stage::Done; }
     const OpError &error() const override { return error_; }
     std::string describe() const override;
+    void reset() override;
 
   private:
     enum class Stage { Node, Leaders, Broadcast, Done };

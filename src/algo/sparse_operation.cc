@@ -24,9 +24,23 @@ constexpr std::int64_t kArgumentError = 1, kFailure = 2;
 
 }  // namespace
 
-SparseOperation::SparseOperation(CommState &state) : state_(state), scratch_(borrow_scratch(state)) {}
+SparseOperation::SparseOperation(CommState &state) : state_(state) {}
+
+OperationScratch &SparseOperation::scratch() {
+    if (!scratch_) scratch_ = borrow_scratch(state_);
+    return *scratch_;
+}
+
+void SparseOperation::reset() {
+    stage_ = Stage::Idle;
+    error_ = OpError{};
+    algorithm_ = Algorithm::Dense;
+    counters_ = OpCounters{};
+    stream_.reset();
+}
 
 SparseOperation::~SparseOperation() {
+    std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
     stream_.reset();
     Transport *links = state_.size() > 1 ? &state_.links() : nullptr;
     for (InboundMessage &m : held_)
@@ -132,7 +146,7 @@ void SparseOperation::start_allgather() {
     algorithm_ = Algorithm::Allgather;
     const int ranks = state_.size();
     record_bytes_ = static_cast<std::size_t>(allgather_record_bytes(call_.layout, plan_.max_contribution));
-    BufferPool &pool = scratch_->resources.buffers;
+    BufferPool &pool = scratch().resources.buffers;
     record_ = pool.acquire(record_bytes_);
     gathered_ = pool.acquire(record_bytes_ * static_cast<std::size_t>(ranks));
     pack_record(source(), call_.layout, plan_.max_contribution, record_.data());
@@ -162,7 +176,7 @@ void SparseOperation::start_stream() {
     spec_.message_bytes = state_.config().message_bytes;
     spec_.window = state_.config().window;
     spec_.fail_at = state_.config().fail_at;
-    stream_.emplace(spec_, state_.links(), scratch_->resources, counters_, &source(), &sink(), group.rank);
+    stream_.emplace(spec_, state_.links(), scratch().resources, counters_, &source(), &sink(), group.rank);
     stage_ = Stage::Stream;
     if (error_) stream_->fail(error_);  // failed before the stream: its peers must learn of it
     while (!held_.empty()) {
@@ -221,7 +235,7 @@ bool SparseOperation::progress() {
         if (!mpi_.test()) return false;
         if (!error_) {
             reduce_gathered(gathered_.data(), state_.size(), record_bytes_, call_.layout, call_.type, call_.op,
-                            plan_.max_contribution, scratch_->resources, sink());
+                            plan_.max_contribution, scratch().resources, sink());
             finish_sparse();
         }
         finish();
@@ -235,7 +249,7 @@ bool SparseOperation::progress() {
     }
     case Stage::Barrier:
         if (!mpi_.test()) return false;
-        scratch_->resources.reap();
+        scratch().resources.reap();
         if (!error_) finish_sparse();
         finish();
         return true;
@@ -254,10 +268,12 @@ void SparseOperation::finish() {
     for (InboundMessage &m : held_)
         if (links != nullptr) links->release(m);
     held_.clear();
-    BufferPool &pool = scratch_->resources.buffers;
-    pool.release(std::move(gathered_));
-    pool.release(std::move(record_));
-    state_.give_back(std::move(scratch_));
+    if (scratch_) {
+        BufferPool &pool = scratch_->resources.buffers;
+        pool.release(std::move(gathered_));
+        pool.release(std::move(record_));
+        state_.give_back(std::move(scratch_));
+    }
 }
 
 std::string SparseOperation::describe() const {

@@ -61,6 +61,7 @@ class SparseOperation : public Operation {
     bool done() const override { return stage_ == Stage::Done; }
     const OpError &error() const override { return error_; }
     std::string describe() const override;
+    void reset() override;
 
     // After done(): the algorithm that served it, and what it moved.
     Algorithm algorithm() const { return algorithm_; }
@@ -82,8 +83,9 @@ class SparseOperation : public Operation {
     virtual const ContributionSource &source() const = 0;
     virtual ResultSink &sink() = 0;
 
-    // The scratch memory of this operation (borrowed from the communicator at construction).
-    OperationScratch &scratch() { return *scratch_; }
+    // The scratch memory of this operation, borrowed from the communicator on first use (engine lock
+    // held) and given back when the operation ends.
+    OperationScratch &scratch();
     CommState &state() { return state_; }
     // Starts the agreement for `call` (kept; must outlive the stage).
     void agree(const SparseCall &call);

@@ -1,23 +1,12 @@
-// MPIX_Sparse_allreduce: argument checks, then the block-sparse operation, started and waited on.
-#include <cstdint>
-
-#include "algo/block_allreduce.h"
-#include "api/api_guard.h"
-#include "api/arguments.h"
-#include "core/comm_state.h"
+// MPIX_Sparse_allreduce: MPIX_Sparse_iallreduce, waited on.
 #include "mpix_sparse/mpix_sparse.h"
-
-using namespace mpix::sparse::detail;
 
 extern "C" int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm) {
-    return api_call(comm, [&] {
-        Library &library = Library::get();
-        library.check_comm(comm);
-        check_reduction_arguments(sendbuf, recvbuf, count, datatype, op);
-        CommState &state = library.state_for(comm);
-        auto operation =
-            make_block_allreduce(state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op);
-        library.run(state, *operation);
-    });
+    // A non-blocking call waited on: one code path, bitwise identical results. Argument errors are
+    // raised by MPIX_Sparse_iallreduce (through comm's handler), the call's outcome by the wait.
+    MPIX_Sparse_request request = MPIX_SPARSE_REQUEST_NULL;
+    const int rc = MPIX_Sparse_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &request);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPIX_Sparse_wait(&request);
 }

@@ -37,6 +37,8 @@ inline int raise_error(MPI_Comm comm, const Error &error) {
 template <class Body>
 int api_call(MPI_Comm comm, Body &&body) {
     try {
+        // Operations in flight advance inside any call of the library.
+        Library::progress_if_running();
         body();
         return MPI_SUCCESS;
     } catch (const Error &e) {

@@ -20,6 +20,7 @@ constexpr SettingName kPlacement{"mpix_sparse_placement", "MPIX_SPARSE_PLACEMENT
 constexpr SettingName kHierarchical{"mpix_sparse_hierarchical", "MPIX_SPARSE_HIERARCHICAL"};
 constexpr SettingName kDenseBelow{"mpix_sparse_dense_below", "MPIX_SPARSE_DENSE_BELOW"};
 constexpr SettingName kTestFail{"mpix_sparse_test_fail", nullptr};
+constexpr SettingName kProgressThread{"mpix_sparse_progress_thread", "MPIX_SPARSE_PROGRESS_THREAD"};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
@@ -115,6 +116,8 @@ const Keyword<Placement> kPlacementWords[] = {{"spread", Placement::Spread}, {"p
 const Keyword<Hierarchy> kHierarchyWords[] = {
     {"auto", Hierarchy::Auto}, {"on", Hierarchy::On}, {"off", Hierarchy::Off}};
 
+const Keyword<ProgressThreadSetting> kProgressWords[] = {
+    {"auto", ProgressThreadSetting::Auto}, {"on", ProgressThreadSetting::On}, {"off", ProgressThreadSetting::Off}};
 const Keyword<FailPoint> kFailWords[] = {{"none", FailPoint::None},
                                          {"scan", FailPoint::Scan},
                                          {"contribution", FailPoint::Contribution},
@@ -146,6 +149,9 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
         set_or_fail(c.mode, parse_keyword(*v, kModeWords), ErrorId::InfoAggregatorMode, kMode, *v);
     if (auto v = lookup(kAlgorithm))
         set_or_fail(c.algorithm, parse_keyword(*v, kAlgorithmWords), ErrorId::InfoAlgorithm, kAlgorithm, *v);
+    if (auto v = lookup(kProgressThread))
+        set_or_fail(c.progress_thread, parse_keyword(*v, kProgressWords), ErrorId::InfoProgressThread, kProgressThread,
+                    *v);
     if (auto v = lookup(kTestFail))
         set_or_fail(c.fail_at, parse_keyword(*v, kFailWords), ErrorId::InfoTuning, kTestFail, *v);
     if (auto v = lookup(kPlacement))

@@ -19,6 +19,7 @@ enum class AggregatorMode { Colocated, Dedicated };
 enum class AlgorithmChoice { Auto, Aggregator, Allgather, Dense };
 enum class Placement { Spread, Packed };
 enum class Hierarchy { Auto, On, Off };
+enum class ProgressThreadSetting { Auto, On, Off };
 // A test hook (info key mpix_sparse_test_fail, on the ranks that should fail): where this rank
 // injects a local failure into its streamed operations, to test that its peers learn of it.
 //   scan: before the agreement (its error flag tells the others); contribution: a worker fails after
@@ -40,6 +41,7 @@ struct Config {
     int window = 4;
     CostParams cost;
     FailPoint fail_at = FailPoint::None;
+    ProgressThreadSetting progress_thread = ProgressThreadSetting::Auto;
 };
 
 // One configurable setting: its MPI_Info key and environment variable.

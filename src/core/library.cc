@@ -12,6 +12,7 @@
 #include "core/comm_state.h"
 #include "core/error.h"
 #include "core/error_registry.h"
+#include "core/progress_thread.h"
 #include "transport/ucx/ucx_worker.h"
 
 namespace mpix::sparse::detail {
@@ -92,6 +93,7 @@ int Library::on_finalize(MPI_Comm, int, void *attribute, void *) {
 }
 
 void Library::shutdown() {
+    progress_thread_.reset();  // joins: it takes the engine lock
     // Release every communicator's state while MPI still works, in context order: contexts are
     // agreed by all ranks of a communicator, so every rank releases its states in the same order
     // (handle values, which order a map by MPI_Comm, can differ between ranks).
@@ -257,6 +259,31 @@ void Library::run(CommState &state, Operation &op) {
 
 void Library::add_busy(Progressable *p) {
     if (std::find(busy_.begin(), busy_.end(), p) == busy_.end()) busy_.push_back(p);
+}
+
+void Library::notify_progress_thread() {
+    if (progress_thread_) progress_thread_->notify();
+}
+
+void Library::progress_if_running() {
+    Library *library = nullptr;
+    {
+        std::lock_guard<std::mutex> guard(g_init_lock);
+        library = g_library;
+    }
+    if (library == nullptr) return;
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
+    library->progress_all();
+}
+
+void Library::enable_progress_thread(ProgressThreadSetting setting) {
+    if (setting == ProgressThreadSetting::Off) return;
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) return;
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
+    if (!progress_thread_) progress_thread_ = std::make_unique<ProgressThread>(*this);
+    if (!busy_.empty()) progress_thread_->notify();
 }
 
 void Library::remove_busy(Progressable *p) {

@@ -28,6 +28,7 @@
 namespace mpix::sparse::detail {
 
 class CommState;
+class ProgressThread;
 class UcxWorker;
 
 class Library {
@@ -72,6 +73,15 @@ class Library {
     // The progress engine (engine lock held): what has work registers itself and leaves when idle.
     void add_busy(Progressable *p);
     void remove_busy(Progressable *p);
+    bool has_work() const { return !busy_.empty(); }
+    // One step of progress when the library exists (every API call makes one: operations advance
+    // inside any MPIX_Sparse_* call).
+    static void progress_if_running();
+    // Starts the progress thread when `setting` (auto | on | off) asks for it and MPI provides
+    // MPI_THREAD_MULTIPLE (needed: the thread makes MPI calls). Call without the engine lock.
+    void enable_progress_thread(ProgressThreadSetting setting);
+    // A non-blocking operation was started: the progress thread (if any) takes over (engine lock held).
+    void notify_progress_thread();
     // One non-blocking step of everything: UCX, then every busy communicator and service.
     bool progress_all();
     // Progresses everything until finished() (evaluated under the engine lock) holds. Sleeps
@@ -101,6 +111,7 @@ class Library {
     std::uint32_t next_context_ = 1;
     std::map<std::uint32_t, MessageSink *> sinks_;
     std::vector<Progressable *> busy_;
+    std::unique_ptr<ProgressThread> progress_thread_;  // created once, stopped at finalize
 };
 
 }  // namespace mpix::sparse::detail

@@ -40,6 +40,9 @@ class Operation {
     // Ends the operation with `error` as soon as it safely can: its peers are told, and stages that
     // every rank must enter (the closing barrier) still run, so no rank waits for it.
     virtual void fail(OpError error) = 0;
+    // Makes a retired operation ready to be started again (persistent requests): same arguments,
+    // fresh outcome.
+    virtual void reset() = 0;
     // True when nothing of it remains in flight that needs this rank (its outcome is final).
     virtual bool done() const = 0;
     virtual const OpError &error() const = 0;

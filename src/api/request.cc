@@ -1,0 +1,192 @@
+// Non-blocking and persistent block-sparse allreduce: the request handle and its life cycle. A
+// request owns one operation; starting puts it in its communicator's line, completing (test/wait)
+// reads its outcome once it is retired. MPIX_Sparse_allreduce is MPIX_Sparse_iallreduce waited on.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "algo/block_allreduce.h"
+#include "api/api_guard.h"
+#include "api/arguments.h"
+#include "core/comm_state.h"
+#include "core/config.h"
+#include "mpix_sparse/mpix_sparse.h"
+
+using namespace mpix::sparse::detail;
+
+struct MPIX_Sparse_request_s {
+    MPI_Comm comm = MPI_COMM_NULL;  // the user's: errors are raised through its handler
+    CommState *state = nullptr;
+    std::unique_ptr<Operation> op;
+    bool persistent = false;
+    bool active = false;
+};
+
+namespace {
+
+// Live requests, so a stale or foreign handle is an error rather than a crash.
+std::mutex g_requests_lock;
+std::unordered_set<const MPIX_Sparse_request_s *> g_requests;
+
+bool is_live(const MPIX_Sparse_request_s *r) {
+    std::lock_guard<std::mutex> guard(g_requests_lock);
+    return g_requests.count(r) != 0;
+}
+
+// The communicator whose error handler a call on *request raises errors through.
+MPI_Comm comm_of(const MPIX_Sparse_request *request) {
+    if (request == nullptr || *request == nullptr || !is_live(*request)) return MPI_COMM_WORLD;
+    return (*request)->comm;
+}
+
+std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                                    const Config *settings) {
+    Library &library = Library::get();
+    library.check_comm(comm);
+    check_reduction_arguments(sendbuf, recvbuf, count, datatype, op);
+    auto r = std::make_unique<MPIX_Sparse_request_s>();
+    r->comm = comm;
+    r->state = &library.state_for(comm);
+    r->op = make_block_allreduce(*r->state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op);
+    library.enable_progress_thread(settings != nullptr ? settings->progress_thread
+                                                       : r->state->config().progress_thread);
+    return r;
+}
+
+void start(MPIX_Sparse_request_s &r) {
+    std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+    r.op->reset();
+    r.state->start(*r.op);
+    r.active = true;
+    Library::get().notify_progress_thread();
+}
+
+MPIX_Sparse_request_s *publish(std::unique_ptr<MPIX_Sparse_request_s> r) {
+    std::lock_guard<std::mutex> guard(g_requests_lock);
+    g_requests.insert(r.get());
+    return r.release();
+}
+
+void destroy(MPIX_Sparse_request *request) {
+    {
+        std::lock_guard<std::mutex> guard(g_requests_lock);
+        g_requests.erase(*request);
+    }
+    delete *request;
+    *request = MPIX_SPARSE_REQUEST_NULL;
+}
+
+MPIX_Sparse_request_s &live_request(MPIX_Sparse_request *request) {
+    if (request == nullptr) fail(ErrorId::NullRequest);
+    if (*request == nullptr || !is_live(*request)) fail(ErrorId::InvalidRequest);
+    return **request;
+}
+
+// A retired request's outcome: a non-persistent request is freed, a persistent one made inactive;
+// then its error (if any) is thrown.
+void complete(MPIX_Sparse_request *request) {
+    MPIX_Sparse_request_s &r = **request;
+    const OpError error = r.op->error();
+    r.active = false;
+    if (!r.persistent) destroy(request);
+    if (error) throw error.to_error();
+}
+
+bool retired(const MPIX_Sparse_request_s &r) {
+    std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+    return r.op->retired();
+}
+
+void wait_for(MPIX_Sparse_request *request) {
+    MPIX_Sparse_request_s &r = **request;
+    if (!r.active) return;
+    Library::get().wait_until([&] { return r.op->retired(); }, [&] { return r.op->describe(); });
+    complete(request);
+}
+
+}  // namespace
+
+extern "C" int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm, MPIX_Sparse_request *request) {
+    return api_call(comm, [&] {
+        if (request == nullptr) fail(ErrorId::NullRequest);
+        *request = MPIX_SPARSE_REQUEST_NULL;
+        auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
+        start(*r);
+        *request = publish(std::move(r));
+    });
+}
+
+extern "C" int MPIX_Sparse_allreduce_init(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPIX_Sparse_request *request) {
+    return api_call(comm, [&] {
+        if (request == nullptr) fail(ErrorId::NullRequest);
+        *request = MPIX_SPARSE_REQUEST_NULL;
+        const Config settings = config_from_info(info);
+        auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, &settings);
+        r->persistent = true;
+        *request = publish(std::move(r));
+    });
+}
+
+extern "C" int MPIX_Sparse_start(MPIX_Sparse_request *request) {
+    return api_call(comm_of(request), [&] {
+        MPIX_Sparse_request_s &r = live_request(request);
+        if (!r.persistent) fail(ErrorId::RequestNotPersistent);
+        if (r.active) fail(ErrorId::RequestActive);
+        start(r);
+    });
+}
+
+extern "C" int MPIX_Sparse_test(MPIX_Sparse_request *request, int *flag) {
+    return api_call(comm_of(request), [&] {
+        if (flag == nullptr) fail(ErrorId::NullRequest);
+        *flag = 0;
+        if (request == nullptr) fail(ErrorId::NullRequest);
+        if (*request == MPIX_SPARSE_REQUEST_NULL) {
+            *flag = 1;
+            return;
+        }
+        MPIX_Sparse_request_s &r = live_request(request);
+        if (!r.active || retired(r)) {
+            *flag = 1;
+            if (r.active) complete(request);
+        }
+    });
+}
+
+extern "C" int MPIX_Sparse_wait(MPIX_Sparse_request *request) {
+    return api_call(comm_of(request), [&] {
+        if (request == nullptr) fail(ErrorId::NullRequest);
+        if (*request == MPIX_SPARSE_REQUEST_NULL) return;
+        live_request(request);
+        wait_for(request);
+    });
+}
+
+extern "C" int MPIX_Sparse_waitall(int n, MPIX_Sparse_request requests[]) {
+    // Every request is completed even when one fails; the first failure is returned.
+    int first_error = MPI_SUCCESS;
+    const int rc = api_call(MPI_COMM_WORLD, [&] {
+        if (n < 0) fail(ErrorId::NegativeCount);
+        if (n > 0 && requests == nullptr) fail(ErrorId::NullRequest);
+        for (int i = 0; i < n; ++i)
+            if (requests[i] != MPIX_SPARSE_REQUEST_NULL && !is_live(requests[i])) fail(ErrorId::InvalidRequest);
+    });
+    if (rc != MPI_SUCCESS) return rc;
+    for (int i = 0; i < n; ++i) {
+        const int one = MPIX_Sparse_wait(&requests[i]);
+        if (one != MPI_SUCCESS && first_error == MPI_SUCCESS) first_error = one;
+    }
+    return first_error;
+}
+
+extern "C" int MPIX_Sparse_request_free(MPIX_Sparse_request *request) {
+    return api_call(comm_of(request), [&] {
+        MPIX_Sparse_request_s &r = live_request(request);
+        if (r.active) fail(ErrorId::RequestActive);
+        destroy(request);
+    });
+}
