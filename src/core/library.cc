@@ -292,9 +292,10 @@ void Library::remove_busy(Progressable *p) {
 
 bool Library::progress_all() {
     bool moved = ucx_ ? ucx_->progress() : false;
-    // A snapshot: a step may start work elsewhere (a hierarchical call's levels) or go idle.
-    const std::vector<Progressable *> now = busy_;
-    for (Progressable *p : now)
+    // A snapshot: a step may start work elsewhere (a hierarchical call's levels) or go idle. Kept
+    // in a member so the loop allocates nothing.
+    snapshot_.assign(busy_.begin(), busy_.end());
+    for (Progressable *p : snapshot_)
         if (std::find(busy_.begin(), busy_.end(), p) != busy_.end()) moved |= p->progress();
     return moved;
 }

@@ -111,6 +111,7 @@ class Library {
     std::uint32_t next_context_ = 1;
     std::map<std::uint32_t, MessageSink *> sinks_;
     std::vector<Progressable *> busy_;
+    std::vector<Progressable *> snapshot_;  // progress_all's copy of busy_
     std::unique_ptr<ProgressThread> progress_thread_;  // created once, stopped at finalize
 };
 
