@@ -1,6 +1,6 @@
-// Non-blocking and persistent block-sparse allreduce: the request handle and its life cycle. A
-// request owns one operation; starting puts it in its communicator's line, completing (test/wait)
-// reads its outcome once it is retired. MPIX_Sparse_allreduce is MPIX_Sparse_iallreduce waited on.
+// The block-sparse allreduce, blocking, non-blocking and persistent: the request handle and its
+// life cycle. A request owns one operation; starting puts it in its communicator's line, completing
+// (test/wait) reads its outcome once it is retired. MPIX_Sparse_allreduce is a request waited on.
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,12 +55,14 @@ std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *r
     return r;
 }
 
-void start(MPIX_Sparse_request_s &r) {
+// Puts the request's operation in line. The progress thread is woken only for calls that return
+// before completion: a blocking call's own wait progresses it.
+void start(MPIX_Sparse_request_s &r, bool wake_progress_thread = true) {
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
     r.op->reset();
     r.state->start(*r.op);
     r.active = true;
-    Library::get().notify_progress_thread();
+    if (wake_progress_thread) Library::get().notify_progress_thread();
 }
 
 MPIX_Sparse_request_s *publish(std::unique_ptr<MPIX_Sparse_request_s> r) {
@@ -106,17 +108,32 @@ void wait_for(MPIX_Sparse_request *request) {
     complete(request);
 }
 
-}  // namespace
-
-extern "C" int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                                      MPI_Op op, MPI_Comm comm, MPIX_Sparse_request *request) {
+int iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPIX_Sparse_request *request, bool blocking) {
     return api_call(comm, [&] {
         if (request == nullptr) fail(ErrorId::NullRequest);
         *request = MPIX_SPARSE_REQUEST_NULL;
         auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
-        start(*r);
+        start(*r, !blocking);
         *request = publish(std::move(r));
     });
+}
+
+}  // namespace
+
+extern "C" int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm, MPIX_Sparse_request *request) {
+    return iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, false);
+}
+
+extern "C" int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm) {
+    // A non-blocking call waited on: one code path, bitwise identical results. Argument errors are
+    // raised by the start (through comm's handler), the call's outcome by the wait.
+    MPIX_Sparse_request request = MPIX_SPARSE_REQUEST_NULL;
+    const int rc = iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &request, true);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPIX_Sparse_wait(&request);
 }
 
 extern "C" int MPIX_Sparse_allreduce_init(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -137,6 +138,39 @@ TEST(Threads, ManyCommunicatorsFromManyThreads) {
             th.join();
     }
     EXPECT_EQ(bad.load(), 0);
+}
+
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+TEST(Threads, ProgressThreadAdvancesWhileTheCallerComputesAndSleepsWhenIdle) {
+    const int rank = world_rank(), size = world_size();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_progress_thread", "on"}, {"mpix_sparse_dense_below", "0"}});
+    const Workload w = make_workload(comm.get(), 21);
+    std::vector<float> out(w.sparse_in.size(), -1.0f);
+    MPIX_Sparse_request request = MPIX_SPARSE_REQUEST_NULL;
+    ASSERT_EQ(MPIX_Sparse_iallreduce(w.sparse_in.data(), out.data(), static_cast<MPI_Count>(out.size()), MPI_FLOAT,
+                                     MPI_SUM, comm.get(), &request),
+              MPI_SUCCESS);
+    // "Compute" without calling the library: only the progress threads can advance the operation.
+    std::this_thread::sleep_for(std::chrono::milliseconds(size > 1 ? 500 : 50));
+    int flag = 0;
+    EXPECT_EQ(MPIX_Sparse_test(&request, &flag), MPI_SUCCESS);
+    EXPECT_EQ(flag, 1) << "rank " << rank << ": the operation did not advance while the caller computed";
+    if (!flag) {
+        EXPECT_EQ(MPIX_Sparse_wait(&request), MPI_SUCCESS);
+    }
+    EXPECT_EQ(out, w.sparse_want);
+    // Idle: nothing in flight, the thread sleeps (this process uses far less than one core).
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double cpu0 = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const double idle_cpu = cpu_seconds() - cpu0;
+    EXPECT_LT(idle_cpu, 0.05) << "CPU seconds used in 0.3 s of idle time";
 }
 
 }  // namespace
