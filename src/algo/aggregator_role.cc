@@ -8,14 +8,35 @@
 
 namespace mpix::sparse::detail {
 
-AggregatorRole::AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi,
-                               Transport &transport, StreamResources &resources, OpCounters &counters,
-                               const ContributionSource *own, ResultSink *own_sink, WorkerRole *own_worker)
-    : spec_(spec), lo_(shard_lo), hi_(shard_hi), transport_(transport), res_(resources), counters_(counters), own_(own),
-      own_sink_(own_sink), own_worker_(own_worker), kernels_(kernels_for(spec.type, spec.op)),
-      streams_(static_cast<std::size_t>(spec.workers())), done_(shard_lo), cover_start_(shard_lo),
+AggregatorRole::AggregatorRole(const StreamSpec &spec, Transport &transport, StreamResources &resources,
+                               OpCounters &counters, const ContributionSource *own, ResultSink *own_sink,
+                               WorkerRole *own_worker)
+    : spec_(spec), transport_(transport), res_(resources), counters_(counters), own_(own), own_sink_(own_sink),
+      own_worker_(own_worker), kernels_(kernels_for(spec.type, spec.op)),
       window_blocks_(window_blocks(spec.layout, spec.max_blocks_per_message())),
       reducer_(spec.layout, kernels_, resources, window_blocks_) {
+    restart();
+}
+
+void AggregatorRole::restart() {
+    for (Stream &s : streams_) {
+        for (auto &p : s.pieces)
+            drop(std::move(p));
+        s.pieces.clear();
+    }
+    for (auto &m : in_flight_)
+        res_.drain(std::move(m));
+    in_flight_.clear();
+    if (pending_) {
+        res_.buffers.release(std::move(pending_->buffer));
+        res_.outbound.put(std::move(pending_));
+    }
+    error_ = OpError{};
+    lo_ = spec_.shard_lo(spec_.my_aggregator);
+    hi_ = spec_.shard_hi(spec_.my_aggregator);
+    done_ = cover_start_ = lo_;
+    // Same worker count on a restart: the streams (and their containers) are reused as they are.
+    streams_.resize(static_cast<std::size_t>(spec_.workers()));
     for (Stream &s : streams_)
         s.next_begin = lo_;
     // A colocated aggregator with a dense output reduces straight into it (no staging copy).

@@ -26,13 +26,16 @@ class AggregatorRole {
   public:
     // `own` and `own_sink` are this rank's worker data and output when it is also a worker
     // (colocated), else null; `own_worker` then learns of results delivered locally.
-    AggregatorRole(const StreamSpec &spec, std::uint64_t shard_lo, std::uint64_t shard_hi, Transport &transport,
-                   StreamResources &resources, OpCounters &counters, const ContributionSource *own,
-                   ResultSink *own_sink, WorkerRole *own_worker);
+    // It aggregates shard spec.my_aggregator.
+    AggregatorRole(const StreamSpec &spec, Transport &transport, StreamResources &resources, OpCounters &counters,
+                   const ContributionSource *own, ResultSink *own_sink, WorkerRole *own_worker);
     ~AggregatorRole();
     AggregatorRole(const AggregatorRole &) = delete;
     AggregatorRole &operator=(const AggregatorRole &) = delete;
 
+    // Starts over for the spec's current shard bounds (a persistent request's next start), keeping
+    // the containers' memory.
+    void restart();
     // A contribution message whose header was checked against the operation.
     void on_contribution(InboundMessage &&message);
     // Reduces and sends what it can without waiting; true when anything happened.
@@ -70,7 +73,7 @@ class AggregatorRole {
     WireHeader result_header(std::uint64_t begin, std::uint64_t end) const;
 
     const StreamSpec &spec_;
-    const std::uint64_t lo_, hi_;
+    std::uint64_t lo_ = 0, hi_ = 0;
     Transport &transport_;
     StreamResources &res_;
     OpCounters &counters_;
@@ -80,8 +83,8 @@ class AggregatorRole {
     const ReduceKernels &kernels_;
 
     std::vector<Stream> streams_;  // by worker index; this rank's own entry stays empty
-    std::uint64_t done_;           // blocks below this are reduced and sent
-    std::uint64_t cover_start_;    // results sent so far cover [lo_, cover_start_)
+    std::uint64_t done_ = 0;         // blocks below this are reduced and sent
+    std::uint64_t cover_start_ = 0;  // results sent so far cover [lo_, cover_start_)
     std::uint64_t window_blocks_;  // most blocks reduced at once
     WindowReducer reducer_;
     bool in_place_ = false;  // reducing straight into this rank's dense output

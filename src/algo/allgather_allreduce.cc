@@ -21,35 +21,36 @@ std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t ma
 
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
                  std::byte *record) {
-    const std::size_t block_bytes = layout.block_bytes();
-    auto *index = reinterpret_cast<std::uint64_t *>(record + 8);
-    std::byte *data = record + 8 + max_blocks * 8;
-    std::uint64_t n = 0;
-    source.visit(0, layout.num_blocks(), [&](const BlockBatch &b) {
-        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(b.n, max_blocks - n));
+    // The visitor captures one pointer, so std::function keeps it inline (no allocation per call).
+    struct Packing {
+        const BlockLayout &layout;
+        std::size_t block_bytes;
+        std::uint64_t max_blocks;
+        std::uint64_t *index;
+        std::byte *data;
+        std::uint64_t n;
+    } p{layout, layout.block_bytes(), max_blocks, reinterpret_cast<std::uint64_t *>(record + 8),
+        record + 8 + max_blocks * 8, 0};
+    source.visit(0, layout.num_blocks(), [q = &p](const BlockBatch &b) {
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(b.n, q->max_blocks - q->n));
         if (take == 0) return;
         for (std::size_t i = 0; i < take; ++i)
-            index[n + i] = b.block(i);
+            q->index[q->n + i] = b.block(i);
         // The batch's blocks are back to back; only the vector's final block may be short.
-        std::memcpy(data + n * block_bytes, b.data, (take - 1) * block_bytes + layout.bytes_of(b.block(take - 1)));
-        n += take;
+        std::memcpy(q->data + q->n * q->block_bytes, b.data,
+                    (take - 1) * q->block_bytes + q->layout.bytes_of(b.block(take - 1)));
+        q->n += take;
     });
-    std::memcpy(record, &n, 8);
+    std::memcpy(record, &p.n, 8);
 }
 
 namespace {
 
-// One gathered record, checked, with how far it has been reduced.
-struct RecordCursor {
-    const std::uint64_t *index;
-    const std::byte *data;
-    std::uint64_t n, at;
-};
 
 // Reduces the records window by window, contributors in rank order (the same result on every rank),
 // and hands each window's union to the sink as one packed piece covering the window (zeros between).
 void reduce_records(StreamResources &resources, const BlockLayout &layout, const ReduceKernels &kernels,
-                    std::vector<RecordCursor> &records, ResultSink &sink) {
+                    std::vector<GatheredRecord> &records, ResultSink &sink) {
     const std::uint64_t blocks = layout.num_blocks();
     const std::size_t block_bytes = layout.block_bytes();
     const std::uint64_t window = std::max<std::uint64_t>(1, std::min(blocks, window_blocks(layout, 1)));
@@ -73,13 +74,13 @@ void reduce_records(StreamResources &resources, const BlockLayout &layout, const
     std::uint64_t cover = 0;  // the sink has [0, cover)
     for (;;) {
         std::uint64_t base = blocks;
-        for (const RecordCursor &c : records)
+        for (const GatheredRecord &c : records)
             if (c.at < c.n) base = std::min(base, c.index[c.at]);
         if (base == blocks) break;
         if (base > cover) emit(cover, base, 0, nullptr);  // zeros up to the window
         const std::uint64_t end = std::min(blocks, base + window);
         reducer.begin(base, end - base, acc.data());
-        for (RecordCursor &c : records) {
+        for (GatheredRecord &c : records) {
             std::size_t k = 0;
             while (c.at + k < c.n && c.index[c.at + k] < end) {
                 pos[k] = static_cast<std::uint32_t>(c.index[c.at + k] - base);
@@ -106,7 +107,8 @@ void reduce_records(StreamResources &resources, const BlockLayout &layout, const
 void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
                      ElementType type, ReduceOp op, std::uint64_t max_blocks, StreamResources &resources,
                      ResultSink &sink) {
-    std::vector<RecordCursor> records;
+    std::vector<GatheredRecord> &records = resources.records;
+    records.clear();
     const std::uint64_t blocks = layout.num_blocks();
     for (int r = 0; r < ranks; ++r) {
         const std::byte *rec = all + static_cast<std::size_t>(r) * record_bytes;

@@ -36,7 +36,6 @@ void SparseOperation::reset() {
     error_ = OpError{};
     algorithm_ = Algorithm::Dense;
     counters_ = OpCounters{};
-    stream_.reset();
 }
 
 SparseOperation::~SparseOperation() {
@@ -105,7 +104,7 @@ void SparseOperation::on_agreed() {
         }
     }
     const Group &group = state_.group();
-    Demand d;
+    Demand &d = demand_;
     d.workers = workers;
     d.aggregators = static_cast<int>(group.aggregators.size());
     d.dedicated = group.dedicated;
@@ -115,18 +114,18 @@ void SparseOperation::on_agreed() {
     d.bins.assign(v.begin() + AgreementFields::kHeader, v.end());
     d.bin_width = bin_width(call_.layout.num_blocks(), d.bins.size());
     d.output_to_zero = call_.output_to_zero;
-    plan_ = make_plan(d, state_.config());
+    make_plan(d, state_.config(), plan_);
     if (!call_.sparse_capable) plan_.algorithm = Algorithm::Dense;
     if (call_.sparse_capable && !call_.allow_dense && plan_.algorithm == Algorithm::Dense) {
         plan_.algorithm =
             plan_.cost.allgather_us < plan_.cost.aggregator_us ? Algorithm::Allgather : Algorithm::Aggregator;
-        if (plan_.algorithm == Algorithm::Aggregator) plan_.shard_bounds = balance_shards(d);
+        if (plan_.algorithm == Algorithm::Aggregator) balance_shards(d, plan_.shard_bounds);
     }
     // One rank's allgather record must fit an MPI count; beyond that the aggregators serve.
     if (plan_.algorithm == Algorithm::Allgather &&
         allgather_record_bytes(call_.layout, plan_.max_contribution) > static_cast<std::uint64_t>(INT_MAX / 2)) {
         plan_.algorithm = Algorithm::Aggregator;
-        plan_.shard_bounds = balance_shards(d);
+        balance_shards(d, plan_.shard_bounds);
     }
     planned(plan_.algorithm);
     switch (plan_.algorithm) {
@@ -162,7 +161,7 @@ void SparseOperation::start_allgather() {
 void SparseOperation::start_stream() {
     algorithm_ = Algorithm::Aggregator;
     const Group &group = state_.group();
-    spec_ = StreamSpec{};
+    // Field by field, so a restart reuses the vectors' memory.
     spec_.context = state_.context();
     spec_.seq = seq();
     spec_.layout = call_.layout;
@@ -176,18 +175,20 @@ void SparseOperation::start_stream() {
     spec_.message_bytes = state_.config().message_bytes;
     spec_.window = state_.config().window;
     spec_.fail_at = state_.config().fail_at;
-    stream_.emplace(spec_, state_.links(), scratch().resources, counters_, &source(), &sink(), group.rank);
+    // A persistent request's previous stream is restarted (same spec object, buffers and sinks).
+    if (stream_)
+        stream_->restart();
+    else
+        stream_.emplace(spec_, state_.links(), scratch().resources, counters_, &source(), &sink(), group.rank);
     stage_ = Stage::Stream;
     if (error_) stream_->fail(error_);  // failed before the stream: its peers must learn of it
-    while (!held_.empty()) {
-        stream_->on_message(std::move(held_.front()));
-        held_.pop_front();
-    }
+    for (InboundMessage &m : held_)
+        stream_->on_message(std::move(m));
+    held_.clear();
 }
 
 void SparseOperation::start_barrier() {
     if (!error_ && stream_->error()) error_ = stream_->error();
-    stream_.reset();  // sends still in flight move to the scratch's drain list
     store_fence();    // results written with streaming stores are visible before anyone reads them
     MPI_Request r = MPI_REQUEST_NULL;
     mpi_.add(MPI_Ibarrier(state_.comm(), &r), r, "MPI_Ibarrier");
@@ -195,7 +196,7 @@ void SparseOperation::start_barrier() {
 }
 
 void SparseOperation::on_message(InboundMessage &&message) {
-    if (stream_) {
+    if (stage_ == Stage::Stream) {
         stream_->on_message(std::move(message));
     } else if (stage_ == Stage::Done || stage_ == Stage::Barrier || held_.size() >= CommState::kMaxEarlyMessages) {
         state_.links().release(message);  // late (the stream is over) or a flood
@@ -212,7 +213,7 @@ void SparseOperation::fail(OpError error) {
         finish();
         return;
     }
-    if (stream_)
+    if (stage_ == Stage::Stream)
         stream_->fail(std::move(error));
     else if (!error_)
         error_ = std::move(error);
@@ -272,14 +273,15 @@ void SparseOperation::finish() {
         BufferPool &pool = scratch_->resources.buffers;
         pool.release(std::move(gathered_));
         pool.release(std::move(record_));
-        state_.give_back(std::move(scratch_));
     }
+    // The scratch (and the stream's containers) stay with the operation until it is destroyed: a
+    // persistent request's next start reuses them without allocating.
 }
 
 std::string SparseOperation::describe() const {
     static const char *const names[] = {"idle", "agreeing", "dense", "allgather", "streaming", "barrier", "done"};
     std::string s = "operation " + std::to_string(seq()) + " (" + names[static_cast<int>(stage_)] + ")";
-    if (stream_) s += ": " + stream_->describe();
+    if (stage_ == Stage::Stream) s += ": " + stream_->describe();
     return s;
 }
 

@@ -84,7 +84,7 @@ class SparseOperation : public Operation {
     virtual ResultSink &sink() = 0;
 
     // The scratch memory of this operation, borrowed from the communicator on first use (engine lock
-    // held) and given back when the operation ends.
+    // held) and given back when the operation is destroyed.
     OperationScratch &scratch();
     CommState &state() { return state_; }
     // Starts the agreement for `call` (kept; must outlive the stage).
@@ -110,12 +110,13 @@ class SparseOperation : public Operation {
     Algorithm algorithm_ = Algorithm::Dense;
     OpCounters counters_;
     std::vector<SumMax> agreement_;
+    Demand demand_;
     Plan plan_;
     BufferPool::Buffer gathered_, record_;
     std::size_t record_bytes_ = 0;
     StreamSpec spec_;
     std::optional<StreamingOperation> stream_;
-    std::deque<InboundMessage> held_;  // messages that came before this rank's stream started
+    std::vector<InboundMessage> held_;  // messages that came before this rank's stream started
 };
 
 }  // namespace mpix::sparse::detail

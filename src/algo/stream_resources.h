@@ -52,6 +52,13 @@ class Recycler {
     std::vector<std::unique_ptr<T>> spare_;
 };
 
+// One gathered allgather record, checked, with how far it has been reduced.
+struct GatheredRecord {
+    const std::uint64_t *index;
+    const std::byte *data;
+    std::uint64_t n, at;
+};
+
 struct StreamResources {
     BufferPool buffers;
     Recycler<OutboundMessage> outbound;
@@ -67,6 +74,7 @@ struct StreamResources {
     std::vector<std::uint32_t> union_;        // window positions with a contribution
     std::vector<std::uint32_t> plan_index;    // worker's message plan scratch
     std::vector<std::uint32_t> result_index;  // aggregator's packed result block numbers
+    std::vector<GatheredRecord> records;      // the allgather algorithm's records
 
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }

@@ -10,12 +10,22 @@ StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transp
     : spec_(spec), transport_(transport), resources_(resources), group_rank_(group_rank) {
     if (spec.my_worker >= 0) worker_.emplace(spec, transport, resources, counters, *source, *sink);
     if (spec.my_aggregator >= 0)
-        aggregator_.emplace(spec, spec.shard_lo(spec.my_aggregator), spec.shard_hi(spec.my_aggregator), transport,
-                            resources, counters, spec.my_worker >= 0 ? source : nullptr,
+        aggregator_.emplace(spec, transport, resources, counters, spec.my_worker >= 0 ? source : nullptr,
                             spec.my_worker >= 0 ? sink : nullptr, worker_ ? &*worker_ : nullptr);
     if (group_rank_ < 0)
         group_rank_ = spec.my_worker >= 0 ? spec.worker_peer[static_cast<std::size_t>(spec.my_worker)]
                                           : spec.aggregator_peer[static_cast<std::size_t>(spec.my_aggregator)];
+}
+
+void StreamingOperation::restart() {
+    for (auto &m : aborts_)
+        resources_.drain(std::move(m));
+    aborts_.clear();
+    error_ = OpError{};
+    remote_ = false;
+    aborts_sent_ = false;
+    if (worker_) worker_->restart();
+    if (aggregator_) aggregator_->restart();
 }
 
 StreamingOperation::~StreamingOperation() {

@@ -27,6 +27,9 @@ class StreamingOperation {
     StreamingOperation &operator=(const StreamingOperation &) = delete;
 
     const StreamSpec &spec() const { return spec_; }
+    // Starts over with the same spec object (its shard bounds may have changed; its type, op, layout
+    // and groups may not): a persistent request's next start, allocating nothing.
+    void restart();
     // A message of this operation's context and seq: checked against the spec, then dispatched.
     void on_message(InboundMessage &&message);
     // Advances the roles; on a local failure, sends the Aborts. True when anything moved.

@@ -10,18 +10,34 @@ namespace mpix::sparse::detail {
 
 WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResources &resources, OpCounters &counters,
                        const ContributionSource &source, ResultSink &sink)
-    : spec_(spec), transport_(transport), res_(resources), counters_(counters), source_(source), sink_(sink),
-      shards_(static_cast<std::size_t>(spec.aggregators())) {
-    for (int a = 0; a < spec.aggregators(); ++a) {
+    : spec_(spec), transport_(transport), res_(resources), counters_(counters), source_(source), sink_(sink) {
+    restart();
+}
+
+void WorkerRole::restart() {
+    // Sends and fetches the transport still holds keep their memory in the drain list.
+    for (auto &m : in_flight_)
+        res_.drain(std::move(m));
+    in_flight_.clear();
+    for (auto &p : fetches_)
+        res_.drain(std::move(p));
+    fetches_.clear();
+    error_ = OpError{};
+    injected_ = false;
+    shards_done_ = 0;
+    // Same aggregator count on a restart: the shards (and their containers) are reused as they are.
+    shards_.resize(static_cast<std::size_t>(spec_.aggregators()));
+    for (int a = 0; a < spec_.aggregators(); ++a) {
         Shard &s = shards_[static_cast<std::size_t>(a)];
         s.aggregator = a;
-        s.hi = spec.shard_hi(a);
+        s.hi = spec_.shard_hi(a);
         // The own aggregator (colocated) reads this rank's data directly: nothing to send.
-        s.next = a == spec.my_aggregator ? s.hi : spec.shard_lo(a);
-        s.results.reset(spec.shard_lo(a));
-        if (spec.shard_lo(a) == s.hi) ++shards_done_;
+        s.next = a == spec_.my_aggregator ? s.hi : spec_.shard_lo(a);
+        s.unacked.clear();
+        s.results.reset(spec_.shard_lo(a));
+        if (spec_.shard_lo(a) == s.hi) ++shards_done_;
     }
-    res_.plan_index.resize(static_cast<std::size_t>(spec.max_blocks_per_message()));
+    res_.plan_index.resize(static_cast<std::size_t>(spec_.max_blocks_per_message()));
 }
 
 WorkerRole::~WorkerRole() {

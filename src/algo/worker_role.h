@@ -27,6 +27,9 @@ class WorkerRole {
     WorkerRole(const WorkerRole &) = delete;
     WorkerRole &operator=(const WorkerRole &) = delete;
 
+    // Starts over for the spec's current shard bounds (a persistent request's next start), keeping
+    // the containers' memory.
+    void restart();
     // A result message whose header was checked against the operation.
     void on_result(InboundMessage &&message);
     // Results [begin, end) of this rank's own aggregator (colocated) are in the output.

@@ -118,7 +118,7 @@ class CommState final : public MessageSink, public Progressable {
     DenseStreak dense_streak_;
     std::deque<Operation *> queue_;  // in sequence order; front() is active once activated
     bool front_active_ = false;
-    std::deque<InboundMessage> early_;  // messages of operations not yet active here
+    std::vector<InboundMessage> early_;  // messages of operations not yet active here (capacity kept)
     OpError pending_error_;             // a malformed message arrived while nothing was active
     std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
 };

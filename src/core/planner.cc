@@ -88,26 +88,26 @@ CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
     return e;
 }
 
-std::vector<std::uint64_t> balance_shards(const Demand &d) {
+void balance_shards(const Demand &d, std::vector<std::uint64_t> &bounds) {
     const auto A = static_cast<std::size_t>(d.aggregators);
     const std::uint64_t blocks = d.layout.num_blocks();
-    std::vector<std::uint64_t> bounds(A + 1, 0);
+    bounds.assign(A + 1, 0);
     bounds[A] = blocks;
     // Work of a bin: contributions to receive plus the union to send back to every other worker.
-    std::vector<double> work;
+    std::size_t bins = 0;
+    while (bins < d.bins.size() && bins * d.bin_width < blocks)
+        ++bins;
+    auto width_of = [&](std::size_t j) { return std::min(d.bin_width, blocks - j * d.bin_width); };
+    auto work = [&](std::size_t j) {
+        return static_cast<double>(d.bins[j].sum) + (d.workers - 1) * estimated_union(d.bins[j], width_of(j));
+    };
     double total = 0;
-    for (std::size_t j = 0; j < d.bins.size(); ++j) {
-        const std::uint64_t lo = j * d.bin_width;
-        if (lo >= blocks) break;
-        const std::uint64_t width = std::min(d.bin_width, blocks - lo);
-        const double w = static_cast<double>(d.bins[j].sum) + (d.workers - 1) * estimated_union(d.bins[j], width);
-        work.push_back(w);
-        total += w;
-    }
+    for (std::size_t j = 0; j < bins; ++j)
+        total += work(j);
     if (total <= 0) {
         for (std::size_t a = 1; a < A; ++a)
             bounds[a] = blocks * a / A;
-        return bounds;
+        return;
     }
     // Cut at equal shares of the cumulative work, interpolating inside a bin (work assumed uniform
     // there), so shards are balanced to within a block, not a bin.
@@ -115,22 +115,32 @@ std::vector<std::uint64_t> balance_shards(const Demand &d) {
     double before = 0;
     for (std::size_t a = 1; a < A; ++a) {
         const double target = total * static_cast<double>(a) / static_cast<double>(A);
-        while (j < work.size() && before + work[j] < target)
-            before += work[j++];
+        while (j < bins && before + work(j) < target)
+            before += work(j++);
         std::uint64_t cut = blocks;
-        if (j < work.size()) {
-            const std::uint64_t lo = j * d.bin_width;
-            const std::uint64_t width = std::min(d.bin_width, blocks - lo);
-            const double frac = work[j] > 0 ? (target - before) / work[j] : 0.0;
-            cut = lo + static_cast<std::uint64_t>(std::llround(frac * static_cast<double>(width)));
+        if (j < bins) {
+            const double w = work(j);
+            const double frac = w > 0 ? (target - before) / w : 0.0;
+            cut = j * d.bin_width + static_cast<std::uint64_t>(std::llround(frac * static_cast<double>(width_of(j))));
         }
         bounds[a] = std::clamp(cut, bounds[a - 1], blocks);
     }
+}
+
+std::vector<std::uint64_t> balance_shards(const Demand &d) {
+    std::vector<std::uint64_t> bounds;
+    balance_shards(d, bounds);
     return bounds;
 }
 
 Plan make_plan(const Demand &d, const Config &config) {
     Plan p;
+    make_plan(d, config, p);
+    return p;
+}
+
+void make_plan(const Demand &d, const Config &config, Plan &p) {
+    p.shard_bounds.clear();
     p.cost = estimate_costs(d, config.cost);
     p.max_contribution = d.nonzero_max;
     switch (config.algorithm) {
@@ -147,8 +157,7 @@ Plan make_plan(const Demand &d, const Config &config) {
         break;
     }
     }
-    if (p.algorithm == Algorithm::Aggregator) p.shard_bounds = balance_shards(d);
-    return p;
+    if (p.algorithm == Algorithm::Aggregator) balance_shards(d, p.shard_bounds);
 }
 
 }  // namespace mpix::sparse::detail

@@ -69,6 +69,9 @@ double estimated_union(const SumMax &bin, std::uint64_t width);
 
 CostEstimate estimate_costs(const Demand &demand, const CostParams &cost);
 std::vector<std::uint64_t> balance_shards(const Demand &demand);
+void balance_shards(const Demand &demand, std::vector<std::uint64_t> &bounds);
 Plan make_plan(const Demand &demand, const Config &config);
+// The same into `plan`, reusing its memory (a persistent request plans every start).
+void make_plan(const Demand &demand, const Config &config, Plan &plan);
 
 }  // namespace mpix::sparse::detail
