@@ -41,6 +41,11 @@ void AggregatorRole::restart() {
         s.next_begin = lo_;
     // A colocated aggregator with a dense output reduces straight into it (no staging copy).
     in_place_ = own_sink_ != nullptr && own_sink_->in_place(lo_, 0) != nullptr;
+    // Pieces kept per worker are bounded by its credits (window); results in flight likewise.
+    const auto window = static_cast<std::size_t>(spec_.window + 1);
+    for (Stream &s : streams_)
+        s.pieces.reserve(window);
+    in_flight_.reserve(4 * window * streams_.size());
 }
 
 AggregatorRole::~AggregatorRole() {

@@ -21,6 +21,7 @@ BufferPool::Buffer BufferPool::acquire(std::size_t bytes) {
 }
 
 void BufferPool::release(Buffer &&buffer) {
+    if (free_.capacity() == 0) free_.reserve(64);  // the list itself: not one allocation per new high-water mark
     if (buffer.storage) free_.push_back(std::move(buffer));
 }
 

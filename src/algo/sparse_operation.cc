@@ -24,7 +24,10 @@ constexpr std::int64_t kArgumentError = 1, kFailure = 2;
 
 }  // namespace
 
-SparseOperation::SparseOperation(CommState &state) : state_(state) {}
+SparseOperation::SparseOperation(CommState &state) : state_(state) {
+    // Messages that beat this rank's agreement are bounded by the peers' credits.
+    held_.reserve(static_cast<std::size_t>(4 * (state.config().window + 1)) * static_cast<std::size_t>(state.size()));
+}
 
 OperationScratch &SparseOperation::scratch() {
     if (!scratch_) scratch_ = borrow_scratch(state_);

@@ -37,7 +37,10 @@ template <class T>
 class Recycler {
   public:
     std::unique_ptr<T> get() {
-        if (spare_.empty()) return std::make_unique<T>();
+        if (spare_.empty()) {
+            ++created_;
+            return std::make_unique<T>();
+        }
         std::unique_ptr<T> p = std::move(spare_.back());
         spare_.pop_back();
         return p;
@@ -47,9 +50,17 @@ class Recycler {
         *p = T{};
         spare_.push_back(std::move(p));
     }
+    // Creates objects up front until `n` exist, so that a stream with at most n in flight never
+    // allocates (how many are in flight at once varies with timing from call to call).
+    void reserve(std::size_t n) {
+        spare_.reserve(n);
+        for (; created_ < n; ++created_)
+            spare_.push_back(std::make_unique<T>());
+    }
 
   private:
     std::vector<std::unique_ptr<T>> spare_;
+    std::size_t created_ = 0;
 };
 
 // One gathered allgather record, checked, with how far it has been reduced.

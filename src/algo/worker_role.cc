@@ -38,6 +38,14 @@ void WorkerRole::restart() {
         if (spec_.shard_lo(a) == s.hi) ++shards_done_;
     }
     res_.plan_index.resize(static_cast<std::size_t>(spec_.max_blocks_per_message()));
+    // Results in flight are bounded by the credits: each of the `window` unanswered contributions
+    // per aggregator is answered by at most a few result messages. Reserved once, so that timing
+    // that puts more in flight than the last call did allocates nothing.
+    const auto bound = static_cast<std::size_t>(4 * spec_.window + 4) * shards_.size();
+    in_flight_.reserve(bound);
+    fetches_.reserve(bound);
+    res_.outbound.reserve(2 * bound);
+    res_.inbound.reserve(2 * bound);
 }
 
 WorkerRole::~WorkerRole() {

@@ -32,6 +32,7 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
     internal_ = private_duplicate(comm);
     MPI_Comm_size(internal_, &size_);
     MPI_Comm_rank(internal_, &rank_);
+    reserve_queues();
     try {
         const int aggregators = config.aggregators == 0 ? size_ : config.aggregators;
         if (aggregators > size_) fail(ErrorId::InfoAggregators, "more aggregators than ranks");
@@ -103,6 +104,7 @@ CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context,
     internal_ = private_duplicate(comm);
     MPI_Comm_size(internal_, &size_);
     MPI_Comm_rank(internal_, &rank_);
+    reserve_queues();
 }
 
 CommState::~CommState() {
@@ -132,6 +134,13 @@ CommState::~CommState() {
         early_.clear();
     }
     if (internal_ != MPI_COMM_NULL) MPI_Comm_free(&internal_);
+}
+
+// Early messages of one operation are bounded by the peers' credits (window per peer and shard); a
+// few operations in line. Reserved up front so that steady-state calls allocate nothing.
+void CommState::reserve_queues() {
+    early_.reserve(static_cast<std::size_t>(4 * (config_.window + 1)) * static_cast<std::size_t>(std::max(size_, group_.size)));
+    queue_.reserve(32);
 }
 
 Transport &CommState::links() {
@@ -208,7 +217,7 @@ bool CommState::progress() {
             op.fail({ErrorId::OutOfMemory, "advancing an operation"});
         }
         if (!op.done()) break;
-        queue_.pop_front();
+        queue_.erase(queue_.begin());
         front_active_ = false;
         op.set_retired(true);
         moved = true;

@@ -11,7 +11,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +95,7 @@ class CommState final : public MessageSink, public Progressable {
 
   private:
     void build_hierarchy(const std::vector<int> &node_of_rank);
+    void reserve_queues();
     void activate_front();
     void fail_running(OpError error);
     bool settle_lingering();
@@ -116,7 +116,9 @@ class CommState final : public MessageSink, public Progressable {
     std::uint64_t next_seq_ = 0;
     CommStats stats_;
     DenseStreak dense_streak_;
-    std::deque<Operation *> queue_;  // in sequence order; front() is active once activated
+    // In sequence order; front() is active once activated. A vector, not a deque: a deque allocates
+    // and frees a node as operations pass through, the vector keeps its memory.
+    std::vector<Operation *> queue_;
     bool front_active_ = false;
     std::vector<InboundMessage> early_;  // messages of operations not yet active here (capacity kept)
     OpError pending_error_;             // a malformed message arrived while nothing was active
