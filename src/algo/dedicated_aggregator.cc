@@ -115,15 +115,6 @@ void DedicatedAggregator::set_links(std::uint32_t context, Transport *links) {
     links_ = links;
 }
 
-void DedicatedAggregator::abandon() {
-    for (auto &m : resources_.draining)
-        (void)m.release();
-    for (auto &p : resources_.draining_pieces)
-        (void)p.release();
-    resources_.draining.clear();
-    resources_.draining_pieces.clear();
-}
-
 void DedicatedAggregator::on_message(InboundMessage &&message) {
     // Runs inside the transport's callback: nothing may escape.
     try {

@@ -39,7 +39,7 @@ class DedicatedAggregator final : public MessageSink, public Progressable {
     bool finished() const;
     // Gives up memory the transport may still touch (after a bounded wait for it).
     bool settle() { return resources_.reap(); }
-    void abandon();
+    void abandon() { resources_.abandon(); }
 
   private:
     bool start_next();

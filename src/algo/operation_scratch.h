@@ -20,14 +20,7 @@ struct OperationScratch final : Reusable {
     StreamResources resources;
 
     bool settle() override { return resources.reap(); }
-    void abandon() override {
-        for (auto &m : resources.draining)
-            (void)m.release();
-        for (auto &p : resources.draining_pieces)
-            (void)p.release();
-        resources.draining.clear();
-        resources.draining_pieces.clear();
-    }
+    void abandon() override { resources.abandon(); }
 };
 
 // A spare scratch of `state`, or a new one (the first calls, or several operations at once).

@@ -99,6 +99,16 @@ struct StreamResources {
             return true;
         });
     }
+    // Gives up what the transport may still touch: leaked rather than freed under it (teardown,
+    // after a bounded wait).
+    void abandon() {
+        for (auto &m : draining)
+            (void)m.release();
+        for (auto &p : draining_pieces)
+            (void)p.release();
+        draining.clear();
+        draining_pieces.clear();
+    }
     // Recycles what completed; true when nothing is left draining.
     bool reap() {
         recycle_sent(draining, nullptr);
