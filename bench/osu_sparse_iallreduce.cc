@@ -34,9 +34,9 @@ struct Options {
     int iterations = 10, warmup = 2;
     int test_calls = 0;
     bool thread = false;
-    int buckets = 0;             // bucketed mode when > 0
+    int buckets = 0;  // bucketed mode when > 0
     std::size_t gradient_mib = 64;
-    double compute_us = 2000;    // per bucket
+    double compute_us = 2000;  // per bucket
     bool validate = false;
 };
 
@@ -172,8 +172,7 @@ void overlap_mode(const Options &o, int rank) {
                 overall = mean_over_ranks(overall / o.iterations);
                 computed = mean_over_ranks(computed / o.iterations);
                 const double pure_avg = target;
-                const double overlap =
-                    std::clamp(100.0 * (1.0 - (overall - computed) / pure_avg), 0.0, 100.0);
+                const double overlap = std::clamp(100.0 * (1.0 - (overall - computed) / pure_avg), 0.0, 100.0);
                 bool ok = true;
                 if (o.validate) ok = out == want;
                 int all_ok = ok ? 1 : 0;
@@ -282,10 +281,10 @@ int main(int argc, char **argv) {
     std::string sizes, densities = "0.01";
     po::options_description desc("osu_sparse_iallreduce options");
     desc.add_options()("help,h", "this text")("message-size,m", po::value(&sizes), "MIN:MAX bytes [1048576:67108864]")(
-        "density", po::value(&densities), "block densities, comma-separated [0.01]")(
-        "iterations,i", po::value(&o.iterations), "timed iterations [10]")("warmup,x", po::value(&o.warmup),
-                                                                           "warm-up iterations [2]")(
-        "test-calls,t", po::value(&o.test_calls), "test calls during each computation [0]")(
+        "density", po::value(&densities),
+        "block densities, comma-separated [0.01]")("iterations,i", po::value(&o.iterations), "timed iterations [10]")(
+        "warmup,x", po::value(&o.warmup), "warm-up iterations [2]")("test-calls,t", po::value(&o.test_calls),
+                                                                    "test calls during each computation [0]")(
         "thread", po::bool_switch(&o.thread), "MPI_THREAD_MULTIPLE: mpix_sparse's progress thread runs")(
         "buckets", po::value(&o.buckets), "bucketed mode: number of buckets [0: off]")(
         "gradient-mib", po::value(&o.gradient_mib), "bucketed mode: gradient size in MiB [64]")(

@@ -67,9 +67,8 @@ typedef struct MPIX_Sparse_request_s *MPIX_Sparse_request;
 
 /* Starts a block-sparse allreduce (same arguments as MPIX_Sparse_allreduce). Argument errors are
  * raised here, and no request is made (*request = MPIX_SPARSE_REQUEST_NULL). */
-MPIX_SPARSE_API int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count,
-                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                           MPIX_Sparse_request *request);
+MPIX_SPARSE_API int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                                           MPI_Op op, MPI_Comm comm, MPIX_Sparse_request *request);
 /* A persistent, inactive request (MPI-4's MPI_Allreduce_init): arguments are checked and the
  * communicator's state is set up once; each MPIX_Sparse_start only scans and reduces. Collective
  * over comm on first use of comm. info may be MPI_INFO_NULL. */

@@ -14,8 +14,8 @@
 #include "algo/stream_resources.h"
 #include "algo/stream_spec.h"
 #include "algo/window_reducer.h"
-#include "core/reduce_kernels.h"
 #include "core/operation.h"
+#include "core/reduce_kernels.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -82,10 +82,10 @@ class AggregatorRole {
     WorkerRole *own_worker_;
     const ReduceKernels &kernels_;
 
-    std::vector<Stream> streams_;  // by worker index; this rank's own entry stays empty
+    std::vector<Stream> streams_;    // by worker index; this rank's own entry stays empty
     std::uint64_t done_ = 0;         // blocks below this are reduced and sent
     std::uint64_t cover_start_ = 0;  // results sent so far cover [lo_, cover_start_)
-    std::uint64_t window_blocks_;  // most blocks reduced at once
+    std::uint64_t window_blocks_;    // most blocks reduced at once
     WindowReducer reducer_;
     bool in_place_ = false;  // reducing straight into this rank's dense output
     // The packed result being filled (union blocks of several windows, sent when full or at the

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "algo/window_reducer.h"
 #include "algo/stream_resources.h"
+#include "algo/window_reducer.h"
 #include "core/error.h"
 #include "core/index_checks.h"
 #include "core/memory_ops.h"
@@ -29,8 +29,12 @@ void pack_record(const ContributionSource &source, const BlockLayout &layout, st
         std::uint64_t *index;
         std::byte *data;
         std::uint64_t n;
-    } p{layout, layout.block_bytes(), max_blocks, reinterpret_cast<std::uint64_t *>(record + 8),
-        record + 8 + max_blocks * 8, 0};
+    } p{layout,
+        layout.block_bytes(),
+        max_blocks,
+        reinterpret_cast<std::uint64_t *>(record + 8),
+        record + 8 + max_blocks * 8,
+        0};
     source.visit(0, layout.num_blocks(), [q = &p](const BlockBatch &b) {
         const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(b.n, q->max_blocks - q->n));
         if (take == 0) return;
@@ -45,7 +49,6 @@ void pack_record(const ContributionSource &source, const BlockLayout &layout, st
 }
 
 namespace {
-
 
 // Reduces the records window by window, contributors in rank order (the same result on every rank),
 // and hands each window's union to the sink as one packed piece covering the window (zeros between).

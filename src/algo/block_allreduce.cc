@@ -56,9 +56,9 @@ void BlockAllreduce::activate() {
     // Decided from values every rank shares (arguments and configuration), so all ranks agree without
     // communicating: one rank, types and ops outside the sparse path, small messages, forced dense.
     const bool sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
-    if (!local_failure_ && (!sparse_capable || count_ == 0 || s.size() == 1 ||
-                            config.algorithm == AlgorithmChoice::Dense ||
-                            count_ * element_size(*type) < config.dense_below_bytes)) {
+    if (!local_failure_ &&
+        (!sparse_capable || count_ == 0 || s.size() == 1 || config.algorithm == AlgorithmChoice::Dense ||
+         count_ * element_size(*type) < config.dense_below_bytes)) {
         go_dense();
         return;
     }

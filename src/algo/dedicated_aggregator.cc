@@ -120,7 +120,8 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
     try {
         const WireHeader &h = message.header;
         if (const char *bad = check_header(h, sizeof(WireHeader))) {
-            if (debug_enabled()) std::cerr << "mpix_sparse: dedicated aggregator dropped a malformed message: " << bad << '\n';
+            if (debug_enabled())
+                std::cerr << "mpix_sparse: dedicated aggregator dropped a malformed message: " << bad << '\n';
             if (op_) op_->fail({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
             links_->release(message);
             return;

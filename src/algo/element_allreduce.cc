@@ -82,8 +82,8 @@ class ElementAllreduce final : public SparseOperation {
     }
     void finish_dense() override {
         if (out_.indices == nullptr) return;
-        const std::byte *dense = out_.dense != nullptr ? static_cast<const std::byte *>(out_.dense)
-                                                       : dense_scratch_.data();
+        const std::byte *dense =
+            out_.dense != nullptr ? static_cast<const std::byte *>(out_.dense) : dense_scratch_.data();
         out_.indices->clear();
         out_.values->clear();
         for (std::int64_t k = 0; k < in_.count; ++k) {

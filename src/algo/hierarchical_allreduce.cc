@@ -26,8 +26,8 @@ const OpCounters *counters_of(const Operation *op) {
 HierarchicalAllreduce::HierarchicalAllreduce(CommState &state, NodeHierarchy &levels, const void *sendbuf,
                                              void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
                                              bool local_failure)
-    : state_(state), levels_(levels), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype),
-      op_(op), local_failure_(local_failure), scratch_() {}
+    : state_(state), levels_(levels), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype), op_(op),
+      local_failure_(local_failure), scratch_() {}
 
 HierarchicalAllreduce::~HierarchicalAllreduce() {
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());

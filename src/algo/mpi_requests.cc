@@ -19,8 +19,7 @@ std::size_t extent_of(MPI_Datatype datatype) {
 }  // namespace
 
 MpiRequests::~MpiRequests() {
-    if (!requests_.empty())
-        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
 }
 
 void MpiRequests::add(int rc, const MPI_Request &request, const char *what) {
@@ -61,8 +60,8 @@ void MpiRequests::ibcast(void *buf, std::uint64_t count, MPI_Datatype datatype, 
     do {
         const std::uint64_t n = std::min(kSlice, count - done);
         MPI_Request r = MPI_REQUEST_NULL;
-        add(MPI_Ibcast(static_cast<char *>(buf) + static_cast<std::size_t>(done) * extent, static_cast<int>(n), datatype,
-                       0, comm, &r),
+        add(MPI_Ibcast(static_cast<char *>(buf) + static_cast<std::size_t>(done) * extent, static_cast<int>(n),
+                       datatype, 0, comm, &r),
             r, "MPI_Ibcast");
         done += n;
     } while (done < count);

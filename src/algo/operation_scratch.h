@@ -8,8 +8,8 @@
 
 #include "algo/stream_resources.h"
 #include "core/block_bitmap.h"
-#include "core/operation.h"
 #include "core/comm_state.h"
+#include "core/operation.h"
 #include "core/pair_sort.h"
 
 namespace mpix::sparse::detail {

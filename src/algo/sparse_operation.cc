@@ -69,9 +69,9 @@ void SparseOperation::agree(const SparseCall &call) {
     put(AgreementFields::kType, call.sparse_capable ? static_cast<std::int64_t>(call.type) : kNotSparse);
     put(AgreementFields::kOp, call.sparse_capable ? static_cast<std::int64_t>(call.op) : kNotSparse);
     put(AgreementFields::kBlockElems, call.layout.block_elems);
-    put(AgreementFields::kError,
-        call.local == SparseCall::Local::Failure ? kFailure : call.local == SparseCall::Local::Argument ? kArgumentError
-                                                                                                        : 0);
+    put(AgreementFields::kError, call.local == SparseCall::Local::Failure    ? kFailure
+                                 : call.local == SparseCall::Local::Argument ? kArgumentError
+                                                                             : 0);
     put(AgreementFields::kAlgorithm, static_cast<std::int64_t>(state_.config().algorithm));
     put(AgreementFields::kNonzero, local ? 0 : static_cast<std::int64_t>(call.nonzero));
     for (std::size_t j = 0; j < bins && !local; ++j) {
@@ -192,7 +192,7 @@ void SparseOperation::start_stream() {
 
 void SparseOperation::start_barrier() {
     if (!error_ && stream_->error()) error_ = stream_->error();
-    store_fence();    // results written with streaming stores are visible before anyone reads them
+    store_fence();  // results written with streaming stores are visible before anyone reads them
     MPI_Request r = MPI_REQUEST_NULL;
     mpi_.add(MPI_Ibarrier(state_.comm(), &r), r, "MPI_Ibarrier");
     stage_ = Stage::Barrier;

@@ -49,7 +49,7 @@ class StreamingOperation {
     StreamResources &resources_;
     int group_rank_;
     OpError error_;
-    bool remote_ = false;      // the failure came from a peer's Abort: not passed on
+    bool remote_ = false;  // the failure came from a peer's Abort: not passed on
     bool aborts_sent_ = false;
     std::vector<std::unique_ptr<OutboundMessage>> aborts_;
     std::optional<WorkerRole> worker_;

@@ -113,8 +113,10 @@ bool WorkerRole::send_contributions(Shard &shard) {
         progressed = true;
         if (inject) {
             injected_ = true;
-            if (spec_.fail_at == FailPoint::Contribution) fail(ErrorId::InjectedFailure, "after the first contribution");
-            if (spec_.fail_at == FailPoint::Throw) throw Error(ErrorId::InjectedFailure, "thrown after the first contribution");
+            if (spec_.fail_at == FailPoint::Contribution)
+                fail(ErrorId::InjectedFailure, "after the first contribution");
+            if (spec_.fail_at == FailPoint::Throw)
+                throw Error(ErrorId::InjectedFailure, "thrown after the first contribution");
             break;
         }
     }

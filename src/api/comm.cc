@@ -1,10 +1,10 @@
 // MPIX_Sparse_comm_create / _comm_free.
 #include <memory>
 
+#include "algo/dedicated_aggregator.h"
 #include "api/api_guard.h"
 #include "core/comm_state.h"
 #include "core/config.h"
-#include "algo/dedicated_aggregator.h"
 #include "mpix_sparse/mpix_sparse.h"
 
 using namespace mpix::sparse::detail;

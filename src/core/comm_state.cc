@@ -139,7 +139,8 @@ CommState::~CommState() {
 // Early messages of one operation are bounded by the peers' credits (window per peer and shard); a
 // few operations in line. Reserved up front so that steady-state calls allocate nothing.
 void CommState::reserve_queues() {
-    early_.reserve(static_cast<std::size_t>(4 * (config_.window + 1)) * static_cast<std::size_t>(std::max(size_, group_.size)));
+    early_.reserve(static_cast<std::size_t>(4 * (config_.window + 1)) *
+                   static_cast<std::size_t>(std::max(size_, group_.size)));
     queue_.reserve(32);
 }
 
@@ -310,9 +311,8 @@ void CommState::say_goodbye() {
             headers.push_back(std::move(h));
         }
     }
-    Library::get().wait_until([&] {
-        return std::all_of(sent.begin(), sent.end(), [](const auto &c) { return c->done(); });
-    });
+    Library::get().wait_until(
+        [&] { return std::all_of(sent.begin(), sent.end(), [](const auto &c) { return c->done(); }); });
 }
 
 }  // namespace mpix::sparse::detail

@@ -121,7 +121,7 @@ class CommState final : public MessageSink, public Progressable {
     std::vector<Operation *> queue_;
     bool front_active_ = false;
     std::vector<InboundMessage> early_;  // messages of operations not yet active here (capacity kept)
-    OpError pending_error_;             // a malformed message arrived while nothing was active
+    OpError pending_error_;              // a malformed message arrived while nothing was active
     std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
 };
 

@@ -118,13 +118,10 @@ const Keyword<Hierarchy> kHierarchyWords[] = {
 
 const Keyword<ProgressThreadSetting> kProgressWords[] = {
     {"auto", ProgressThreadSetting::Auto}, {"on", ProgressThreadSetting::On}, {"off", ProgressThreadSetting::Off}};
-const Keyword<FailPoint> kFailWords[] = {{"none", FailPoint::None},
-                                         {"scan", FailPoint::Scan},
-                                         {"contribution", FailPoint::Contribution},
-                                         {"aggregate", FailPoint::Aggregate},
-                                         {"result", FailPoint::Result},
-                                         {"corrupt", FailPoint::Corrupt},
-                                         {"throw", FailPoint::Throw}};
+const Keyword<FailPoint> kFailWords[] = {
+    {"none", FailPoint::None},           {"scan", FailPoint::Scan},     {"contribution", FailPoint::Contribution},
+    {"aggregate", FailPoint::Aggregate}, {"result", FailPoint::Result}, {"corrupt", FailPoint::Corrupt},
+    {"throw", FailPoint::Throw}};
 
 template <class T>
 void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {

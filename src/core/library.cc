@@ -341,7 +341,8 @@ void Library::wait_until(const std::function<bool()> &finished, const std::funct
             continue;
         }
         idle_wait(idle_polls, idle_since);
-        if (debug_enabled() && describe && std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(10)) {
+        if (debug_enabled() && describe &&
+            std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(10)) {
             std::lock_guard<std::recursive_mutex> engine(engine_lock());
             std::cerr << "mpix_sparse: stalled " << describe() << std::endl;
             last_progress = std::chrono::steady_clock::now();

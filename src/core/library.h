@@ -10,8 +10,8 @@
 
 #include <mpi.h>
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -111,7 +111,7 @@ class Library {
     std::uint32_t next_context_ = 1;
     std::map<std::uint32_t, MessageSink *> sinks_;
     std::vector<Progressable *> busy_;
-    std::vector<Progressable *> snapshot_;  // progress_all's copy of busy_
+    std::vector<Progressable *> snapshot_;             // progress_all's copy of busy_
     std::unique_ptr<ProgressThread> progress_thread_;  // created once, stopped at finalize
 };
 

@@ -19,12 +19,15 @@ int main(int argc, char **argv) {
     /* Local communicators, freed in opposite orders on odd and even ranks: the allocator hands their
      * memory back in different orders to the communicators created next. */
     MPI_Comm spare[kSpare];
-    for (int i = 0; i < kSpare; ++i) MPI_Comm_dup(MPI_COMM_SELF, &spare[i]);
-    for (int i = 0; i < kSpare; ++i) MPI_Comm_free(&spare[rank % 2 ? i : kSpare - 1 - i]);
+    for (int i = 0; i < kSpare; ++i)
+        MPI_Comm_dup(MPI_COMM_SELF, &spare[i]);
+    for (int i = 0; i < kSpare; ++i)
+        MPI_Comm_free(&spare[rank % 2 ? i : kSpare - 1 - i]);
 
     MPI_Comm comms[kComms];
     float *in = calloc(kCount, sizeof(float)), *out = calloc(kCount, sizeof(float));
-    for (int i = 0; i < kCount; i += 997) in[i] = (float)(rank + 1);
+    for (int i = 0; i < kCount; i += 997)
+        in[i] = (float)(rank + 1);
     for (int c = 0; c < kComms; ++c) {
         if (MPIX_Sparse_comm_create(MPI_COMM_WORLD, MPI_INFO_NULL, &comms[c]) != MPI_SUCCESS) return 1;
         if (MPIX_Sparse_allreduce(in, out, kCount, MPI_FLOAT, MPI_SUM, comms[c]) != MPI_SUCCESS) return 1;
@@ -40,7 +43,8 @@ int main(int argc, char **argv) {
     MPI_Allreduce(perm, lo, kComms, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(perm, hi, kComms, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     int differ = 0;
-    for (int c = 0; c < kComms; ++c) differ |= lo[c] != hi[c];
+    for (int c = 0; c < kComms; ++c)
+        differ |= lo[c] != hi[c];
     if (rank == 0) printf("handle orders differ between ranks: %s\n", differ ? "yes" : "no");
     free(in);
     free(out);

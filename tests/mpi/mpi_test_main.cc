@@ -1,6 +1,6 @@
 // GoogleTest main for tests that run on every rank under mpirun. All ranks run the same tests in the
-// same order (tests are collective; the threads tests' main asks for MPI_THREAD_MULTIPLE); rank 0 prints the usual report, other ranks print only their
-// failures, and every rank exits with the combined result.
+// same order (tests are collective; the threads tests' main asks for MPI_THREAD_MULTIPLE); rank 0 prints the usual
+// report, other ranks print only their failures, and every rank exits with the combined result.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

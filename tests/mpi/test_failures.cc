@@ -37,8 +37,8 @@ struct Outcome {
 Outcome timed_call(MPI_Comm comm, const std::vector<float> &in, std::vector<float> &out) {
     MPI_Barrier(comm);
     const double t0 = MPI_Wtime();
-    const int rc = MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM,
-                                         comm);
+    const int rc =
+        MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM, comm);
     double dt = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, comm);
     return {rc, dt};
@@ -46,7 +46,7 @@ Outcome timed_call(MPI_Comm comm, const std::vector<float> &in, std::vector<floa
 
 struct Phase {
     const char *name;
-    int failing_class;  // what the failing rank gets
+    int failing_class;      // what the failing rank gets
     bool peers_may_finish;  // peers that already hold every result may return success
 };
 
@@ -54,12 +54,10 @@ TEST(Failures, OneRankFailsAtEachPhaseAndNobodyWaits) {
     const int rank = world_rank(), size = world_size();
     if (size < 2) GTEST_SKIP() << "needs a peer to fail";
     const int failing = size - 1;
-    const Phase phases[] = {{"scan", MPIX_ERR_SPARSE_INTERN, false},
-                            {"contribution", MPIX_ERR_SPARSE_INTERN, false},
-                            {"aggregate", MPIX_ERR_SPARSE_INTERN, false},
-                            {"result", MPIX_ERR_SPARSE_INTERN, true},
-                            {"throw", MPIX_ERR_SPARSE_INTERN, false},
-                            {"corrupt", MPIX_ERR_SPARSE_REMOTE, false}};
+    const Phase phases[] = {
+        {"scan", MPIX_ERR_SPARSE_INTERN, false},      {"contribution", MPIX_ERR_SPARSE_INTERN, false},
+        {"aggregate", MPIX_ERR_SPARSE_INTERN, false}, {"result", MPIX_ERR_SPARSE_INTERN, true},
+        {"throw", MPIX_ERR_SPARSE_INTERN, false},     {"corrupt", MPIX_ERR_SPARSE_REMOTE, false}};
     const std::size_t count = 400000;
     const auto in = test_vector(count, rank, size, 3);
     std::vector<float> want(count);
@@ -112,7 +110,8 @@ TEST(Failures, DedicatedAggregatorFailureReachesTheWorkers) {
                                                               {"mpix_sparse_algorithm", "aggregator"},
                                                               {"mpix_sparse_dense_below", "0"}};
         const int failing = aggregator_fails ? 0 : size - 1;
-        if (rank == failing) keys.emplace_back("mpix_sparse_test_fail", aggregator_fails ? "aggregate" : "contribution");
+        if (rank == failing)
+            keys.emplace_back("mpix_sparse_test_fail", aggregator_fails ? "aggregate" : "contribution");
         SparseComm comm(MPI_COMM_WORLD, keys);
         ASSERT_EQ(comm.rc(), MPI_SUCCESS);
         if (comm.get() == MPI_COMM_NULL) continue;  // the aggregator served until the workers left

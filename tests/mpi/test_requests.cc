@@ -111,8 +111,9 @@ TEST(Requests, MatchesMpiAllreduceWithoutEverBlocking) {
         out.emplace_back(in.back().size(), -1);
     }
     for (int i = 0; i < 8; ++i)
-        ASSERT_EQ(MPIX_Sparse_iallreduce(in[static_cast<std::size_t>(i)].data(), out[static_cast<std::size_t>(i)].data(),
-                                         100000, MPI_INT64_T, MPI_SUM, comm.get(), &requests[static_cast<std::size_t>(i)]),
+        ASSERT_EQ(MPIX_Sparse_iallreduce(in[static_cast<std::size_t>(i)].data(),
+                                         out[static_cast<std::size_t>(i)].data(), 100000, MPI_INT64_T, MPI_SUM,
+                                         comm.get(), &requests[static_cast<std::size_t>(i)]),
                   MPI_SUCCESS);
     int remaining = 8;
     for (long spins = 0; remaining > 0 && spins < 100000000; ++spins) {
@@ -216,8 +217,8 @@ TEST(Requests, AFailureCompletesEveryRequestInFlight) {
     for (int i = 0; i < 6; ++i) {
         in.push_back(random_input(100000, 0.1, Pattern::Random, rank, size, 7u + i));
         out.emplace_back(100000);
-        ASSERT_EQ(MPIX_Sparse_iallreduce(in.back().data(), out.back().data(), 100000, MPI_INT64_T, MPI_SUM,
-                                         comm.get(), &requests[static_cast<std::size_t>(i)]),
+        ASSERT_EQ(MPIX_Sparse_iallreduce(in.back().data(), out.back().data(), 100000, MPI_INT64_T, MPI_SUM, comm.get(),
+                                         &requests[static_cast<std::size_t>(i)]),
                   MPI_SUCCESS);
     }
     const int rc = MPIX_Sparse_waitall(6, requests.data());

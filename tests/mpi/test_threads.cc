@@ -79,8 +79,8 @@ int run_calls(MPI_Comm comm, const Workload &w, int calls) {
         const bool sparse = i % 2 == 0;
         const auto &in = sparse ? w.sparse_in : w.dense_in;
         out.assign(in.size(), -1.0f);
-        const int rc = MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT,
-                                             MPI_SUM, comm);
+        const int rc =
+            MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM, comm);
         if (rc != MPI_SUCCESS || out != (sparse ? w.sparse_want : w.dense_want)) ++bad;
     }
     return bad;
@@ -124,8 +124,7 @@ TEST(Threads, ManyCommunicatorsFromManyThreads) {
     std::vector<Workload> work;
     for (int t = 0; t < kThreads; ++t) {
         comms.push_back(std::make_unique<SparseComm>(
-            MPI_COMM_WORLD,
-            std::vector<std::pair<std::string, std::string>>{{"mpix_sparse_dense_below", "4096"}}));
+            MPI_COMM_WORLD, std::vector<std::pair<std::string, std::string>>{{"mpix_sparse_dense_below", "4096"}}));
         work.push_back(make_workload(comms.back()->get(), 10 + static_cast<unsigned>(t)));
     }
     std::atomic<int> bad{0};
@@ -133,7 +132,9 @@ TEST(Threads, ManyCommunicatorsFromManyThreads) {
         Watchdog watchdog(std::chrono::seconds(60));
         std::vector<std::thread> threads;
         for (int t = 0; t < kThreads; ++t)
-            threads.emplace_back([&, t] { bad += run_calls(comms[static_cast<std::size_t>(t)]->get(), work[static_cast<std::size_t>(t)], 10); });
+            threads.emplace_back([&, t] {
+                bad += run_calls(comms[static_cast<std::size_t>(t)]->get(), work[static_cast<std::size_t>(t)], 10);
+            });
         for (auto &th : threads)
             th.join();
     }

@@ -180,7 +180,8 @@ void run_scenario(const Scenario &sc) {
     }
     ASSERT_TRUE(all_done) << "the protocol did not finish";
     for (int r = 0; r < ranks; ++r)
-        EXPECT_FALSE(ops[static_cast<std::size_t>(r)]->error()) << "rank " << r << ": " << ops[static_cast<std::size_t>(r)]->error().detail;
+        EXPECT_FALSE(ops[static_cast<std::size_t>(r)]->error())
+            << "rank " << r << ": " << ops[static_cast<std::size_t>(r)]->error().detail;
     EXPECT_EQ(fabric.outstanding(), 0u) << "payloads neither fetched nor released";
     for (int w = 0; w < sc.workers; ++w) {
         const auto uw = static_cast<std::size_t>(w);

@@ -49,8 +49,8 @@ class UcxWorker {
     ucp_worker_h worker_ = nullptr;
     std::vector<char> address_;
     std::map<std::string, ucp_ep_h> endpoints_;
-    int event_fd_ = -1;    // -1: the transports cannot wake us; yield instead
-    int callback_depth_ = 0;  // inside on_active_message (UCX owns eager data until it returns)
+    int event_fd_ = -1;                      // -1: the transports cannot wake us; yield instead
+    int callback_depth_ = 0;                 // inside on_active_message (UCX owns eager data until it returns)
     std::vector<void *> deferred_releases_;  // eager data released from inside the callback
 };
 
