@@ -4,6 +4,10 @@
 //   mpix::sparse::Communicator comm(MPI_COMM_WORLD, {{"mpix_sparse_block_size", "128"}});
 //   comm.allreduce(grad.data(), sum.data(), grad.size());            // MPI_SUM
 //   auto v = comm.allreduce_elements_sparse(indices, values, count); // sorted union
+//   mpix::sparse::Request r = comm.iallreduce(grad.data(), sum.data(), grad.size());
+//   ... compute ...; r.wait();
+//   auto p = comm.allreduce_init(grad.data(), sum.data(), grad.size()); // persistent
+//   for (...) { p.start(); ...; p.wait(); }
 //
 // Errors throw mpix::sparse::Error (the communicator's handler must return, e.g. MPI_ERRORS_RETURN,
 // for the code to reach the exception; with MPI_ERRORS_ARE_FATAL the job aborts first, as in MPI).
@@ -104,6 +108,40 @@ class SparseVector {
     const T *values_ = nullptr;
 };
 
+// A non-blocking or persistent request: waits for an active request and frees it on destruction
+// (MPI forbids leaving a request active, so destruction completes it first; errors there are lost,
+// call wait() to see them).
+class Request {
+  public:
+    Request() = default;
+    explicit Request(MPIX_Sparse_request r) : r_(r) {}
+    ~Request() {
+        if (r_ == MPIX_SPARSE_REQUEST_NULL) return;
+        MPIX_Sparse_wait(&r_);
+        if (r_ != MPIX_SPARSE_REQUEST_NULL) MPIX_Sparse_request_free(&r_);
+    }
+    Request(Request &&o) noexcept : r_(std::exchange(o.r_, MPIX_SPARSE_REQUEST_NULL)) {}
+    Request &operator=(Request &&o) noexcept {
+        std::swap(r_, o.r_);
+        return *this;
+    }
+    Request(const Request &) = delete;
+    Request &operator=(const Request &) = delete;
+
+    // Persistent requests only.
+    void start() { check(MPIX_Sparse_start(&r_)); }
+    bool test() {
+        int flag = 0;
+        check(MPIX_Sparse_test(&r_, &flag));
+        return flag != 0;
+    }
+    void wait() { check(MPIX_Sparse_wait(&r_)); }
+    MPIX_Sparse_request get() const { return r_; }
+
+  private:
+    MPIX_Sparse_request r_ = MPIX_SPARSE_REQUEST_NULL;
+};
+
 // A communicator configured by MPIX_Sparse_comm_create, freed on destruction. In dedicated mode an
 // aggregator rank's constructor returns only when the workers are done; valid() is then false.
 class Communicator {
@@ -138,6 +176,20 @@ class Communicator {
     template <class T>
     void allreduce_in_place(T *data, std::size_t count, MPI_Op op = MPI_SUM) const {
         check(MPIX_Sparse_allreduce(MPI_IN_PLACE, data, static_cast<MPI_Count>(count), datatype_of<T>(), op, comm_));
+    }
+    template <class T>
+    Request iallreduce(const T *send, T *recv, std::size_t count, MPI_Op op = MPI_SUM) const {
+        MPIX_Sparse_request r = MPIX_SPARSE_REQUEST_NULL;
+        check(MPIX_Sparse_iallreduce(send, recv, static_cast<MPI_Count>(count), datatype_of<T>(), op, comm_, &r));
+        return Request(r);
+    }
+    template <class T>
+    Request allreduce_init(const T *send, T *recv, std::size_t count, MPI_Op op = MPI_SUM,
+                           MPI_Info info = MPI_INFO_NULL) const {
+        MPIX_Sparse_request r = MPIX_SPARSE_REQUEST_NULL;
+        check(MPIX_Sparse_allreduce_init(send, recv, static_cast<MPI_Count>(count), datatype_of<T>(), op, comm_, info,
+                                         &r));
+        return Request(r);
     }
     template <class T>
     void allreduce_elements(const std::vector<std::int64_t> &indices, const std::vector<T> &values, T *recv,
