@@ -83,8 +83,9 @@ MPIX_SPARSE_API int MPIX_Sparse_wait(MPIX_Sparse_request *request);
 /* Completes every request (null ones are skipped); returns the first error met, after completing the
  * others. */
 MPIX_SPARSE_API int MPIX_Sparse_waitall(int n, MPIX_Sparse_request requests[]);
-/* Frees an inactive persistent request, or a non-blocking one that has not been completed yet is an
- * error (wait for it first). Sets *request to MPIX_SPARSE_REQUEST_NULL. */
+/* Frees an inactive persistent request (an active request is an error: wait for it first). Sets
+ * *request to MPIX_SPARSE_REQUEST_NULL. Free persistent requests before their communicator: freeing
+ * a communicator waits for its operations in flight, but a request that outlives it is invalid. */
 MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
 
 /* ------------------------------------------------------------------------------------------------

@@ -56,15 +56,16 @@ void BlockAllreduce::activate() {
     // Decided from values every rank shares (arguments and configuration), so all ranks agree without
     // communicating: one rank, types and ops outside the sparse path, small messages, forced dense.
     const bool sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
-    if (!local_failure_ &&
-        (!sparse_capable || count_ == 0 || s.size() == 1 || config.algorithm == AlgorithmChoice::Dense ||
-         count_ * element_size(*type) < config.dense_below_bytes)) {
+    // The streak is consulted (and used up) alike on every rank, whatever happened here: the ranks
+    // must take the same path. A local failure then still joins the dense collective and fails after.
+    const bool static_dense = !sparse_capable || count_ == 0 || s.size() == 1 ||
+                              config.algorithm == AlgorithmChoice::Dense ||
+                              count_ * element_size(*type) < config.dense_below_bytes;
+    const bool streak =
+        !static_dense && config.algorithm == AlgorithmChoice::Auto && s.dense_streak().take(count_, datatype_, op_);
+    if (static_dense || streak) {
         go_dense();
-        return;
-    }
-    // Recent calls like this one were dense: stay dense without scanning or agreeing (see DenseStreak).
-    if (!local_failure_ && config.algorithm == AlgorithmChoice::Auto && s.dense_streak().take(count_, datatype_, op_)) {
-        go_dense();
+        if (local_failure_) fail(local_error());
         return;
     }
     SparseCall call;
@@ -74,18 +75,20 @@ void BlockAllreduce::activate() {
     const bool in_place = sendbuf_ == MPI_IN_PLACE;
     const auto *input = static_cast<const std::byte *>(in_place ? recvbuf_ : sendbuf_);
     auto *output = static_cast<std::byte *>(recvbuf_);
-    BlockBitmap &bitmap = scratch().bitmap;
+    static BlockBitmap no_bitmap;  // only read when the scratch could not be had (nothing is then)
+    BlockBitmap *bitmap = &no_bitmap;
     try {
-        bitmap.reset(call.layout.num_blocks());
+        bitmap = &scratch().bitmap;
+        bitmap->reset(call.layout.num_blocks());
     } catch (const std::bad_alloc &) {
         out_of_memory_ = true;  // still agree, so the other ranks learn of it instead of waiting
     }
     if (!out_of_memory_) {
         // One pass: find the non-zero blocks and write the zeros of the output where this rank has
         // none (in place, those bytes are zero already).
-        call.nonzero = scan_blocks(input, call.layout, bitmap, in_place ? nullptr : output);
+        call.nonzero = scan_blocks(input, call.layout, *bitmap, in_place ? nullptr : output);
     }
-    source_.emplace(input, call.layout, bitmap);
+    source_.emplace(input, call.layout, *bitmap);
     sink_.emplace(output, call.layout);
     if (local_failure_ || out_of_memory_ || config.fail_at == FailPoint::Scan) call.local = SparseCall::Local::Failure;
     agree(call);

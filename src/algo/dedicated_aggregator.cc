@@ -87,16 +87,21 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
         library.add_busy(service.get());
     }
     library.wait_until([&] { return service->finished(); });
+    {
+        // Nothing more reaches it: late messages for the context are dropped from here on.
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        library.remove_busy(service.get());
+        library.unregister_sink(context);
+    }
     // Result sends whose acknowledgements are still on their way: a bounded wait, then their memory
     // is left behind rather than freed under the transport.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     library.wait_until([&] { return service->settle() || std::chrono::steady_clock::now() > deadline; });
-    {
-        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-        library.remove_busy(service.get());
-        library.unregister_sink(context);
-        service->abandon();
-    }
+    // The service goes before the links it releases messages through, under the engine lock.
+    std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+    service->abandon();
+    service.reset();
+    links.reset();
     return MPI_COMM_NULL;
 }
 

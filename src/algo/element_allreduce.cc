@@ -1,6 +1,7 @@
 #include "algo/element_allreduce.h"
 
 #include <cstring>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -132,10 +133,16 @@ void ElementAllreduce::activate() {
     // Canonical input: sorted unique pairs (sparse path) or just checked indices (dense path).
     if (local_ == kNoError) {
         if (call.sparse_capable) {
-            if (!sort_pairs(in_.indices, static_cast<const std::byte *>(in_.values), static_cast<std::size_t>(in_.nnz),
-                            element_size(*type), static_cast<std::uint64_t>(in_.count), kernels_for(*type, *reduce),
-                            scratch().pairs, pairs_))
-                local_ = ErrorId::IndexOutOfRange;
+            try {
+                if (!sort_pairs(in_.indices, static_cast<const std::byte *>(in_.values),
+                                static_cast<std::size_t>(in_.nnz), element_size(*type),
+                                static_cast<std::uint64_t>(in_.count), kernels_for(*type, *reduce), scratch().pairs,
+                                pairs_))
+                    local_ = ErrorId::IndexOutOfRange;
+            } catch (const std::bad_alloc &) {
+                local_ = ErrorId::OutOfMemory;  // still agree, so the others learn of it
+                pairs_ = SortedPairs{};
+            }
         } else {
             for (std::int64_t i = 0; i < in_.nnz && local_ == kNoError; ++i)
                 if (in_.indices[i] < 0 || in_.indices[i] >= in_.count) local_ = ErrorId::IndexOutOfRange;

@@ -30,11 +30,20 @@ HierarchicalAllreduce::HierarchicalAllreduce(CommState &state, NodeHierarchy &le
       local_failure_(local_failure), scratch_() {}
 
 HierarchicalAllreduce::~HierarchicalAllreduce() {
+    // A level still in line leaves it; one already running is waited for (its peers need it), never
+    // abandoned. Normally both are retired here (the caller waited for this operation).
+    for (Operation *op : {node_op_.get(), leader_op_.get()}) {
+        if (op == nullptr) continue;
+        CommState *level = op == node_op_.get() ? levels_.node_state.get() : levels_.leader_state.get();
+        bool out_of_line = false;
+        {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            out_of_line = op->retired() || level->withdraw(*op);
+        }
+        if (!out_of_line) Library::get().wait_until([op] { return op->retired(); });
+    }
+    broadcast_.reset();  // completes its MPI requests first: not under the engine lock
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-    // Levels still in line (their caller gave up before they ran) leave it.
-    if (node_op_ && !node_op_->retired()) levels_.node_state->withdraw(*node_op_);
-    if (leader_op_ && !leader_op_->retired()) levels_.leader_state->withdraw(*leader_op_);
-    broadcast_.reset();
     if (scratch_) state_.give_back(std::move(scratch_));
 }
 
@@ -60,6 +69,8 @@ void HierarchicalAllreduce::on_message(InboundMessage &&message) {
 
 void HierarchicalAllreduce::fail(OpError error) {
     if (!error_) error_ = std::move(error);
+    // Failed before the node level could start (activation threw): nothing to take part in yet.
+    if (stage_ == Stage::Node && !node_op_) stage_ = Stage::Done;
 }
 
 void HierarchicalAllreduce::start_broadcast() {
@@ -80,7 +91,7 @@ void HierarchicalAllreduce::start_broadcast() {
 bool HierarchicalAllreduce::progress() {
     switch (stage_) {
     case Stage::Node:
-        if (!node_op_->retired()) return false;
+        if (!node_op_ || !node_op_->retired()) return false;
         if (!error_ && node_op_->error()) error_ = node_op_->error();
         if (levels_.leader_state) {
             leader_op_ = make_block_allreduce(*levels_.leader_state, MPI_IN_PLACE, recvbuf_, count_, datatype_, op_,
@@ -134,7 +145,7 @@ void HierarchicalAllreduce::finish() {
 
 std::string HierarchicalAllreduce::describe() const {
     std::string s = "hierarchical operation " + std::to_string(seq()) + ": ";
-    if (stage_ == Stage::Node) s += "node level: " + node_op_->describe();
+    if (stage_ == Stage::Node && node_op_) s += "node level: " + node_op_->describe();
     if (stage_ == Stage::Leaders) s += "leader level: " + leader_op_->describe();
     if (stage_ == Stage::Broadcast) s += "node broadcast";
     return s;

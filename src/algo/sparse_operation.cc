@@ -222,7 +222,7 @@ void SparseOperation::fail(OpError error) {
         error_ = std::move(error);
 }
 
-bool SparseOperation::progress() {
+bool SparseOperation::step() {
     switch (stage_) {
     case Stage::Idle:
     case Stage::Done: return false;
@@ -259,6 +259,20 @@ bool SparseOperation::progress() {
         return true;
     }
     return false;
+}
+
+bool SparseOperation::progress() {
+    try {
+        return step();
+    } catch (const Error &e) {
+        // An MPI call of a collective stage failed (or gathered records were malformed): the stage
+        // cannot be completed or retried, so the operation ends here with that error. (A stream
+        // failure instead goes through fail(), which tells the peers.)
+        if (stage_ == Stage::Stream || stage_ == Stage::Done) throw;
+        if (!error_) error_ = OpError{e.id(), e.detail()};
+        finish();
+        return true;
+    }
 }
 
 void SparseOperation::finish() {

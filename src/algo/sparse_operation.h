@@ -98,6 +98,7 @@ class SparseOperation : public Operation {
     SparseCall call_;
 
   private:
+    bool step();
     void on_agreed();
     void start_allgather();
     void start_stream();

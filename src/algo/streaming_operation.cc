@@ -24,6 +24,7 @@ void StreamingOperation::restart() {
     error_ = OpError{};
     remote_ = false;
     aborts_sent_ = false;
+    fetches_settled_ = false;
     if (worker_) worker_->restart();
     if (aggregator_) aggregator_->restart();
 }
@@ -100,11 +101,12 @@ bool StreamingOperation::advance() {
         abort_peers();
         progressed = true;
     }
+    if (error() && worker_) fetches_settled_ = worker_->settle_fetches();
     return progressed;
 }
 
 bool StreamingOperation::done() const {
-    if (error()) return remote_ || aborts_sent_;
+    if (error()) return (remote_ || aborts_sent_) && (!worker_ || fetches_settled_);
     return (!worker_ || worker_->done()) && (!aggregator_ || aggregator_->done());
 }
 

@@ -51,6 +51,7 @@ class StreamingOperation {
     OpError error_;
     bool remote_ = false;  // the failure came from a peer's Abort: not passed on
     bool aborts_sent_ = false;
+    bool fetches_settled_ = false;  // after a failure: no result fetch still writes into the output
     std::vector<std::unique_ptr<OutboundMessage>> aborts_;
     std::optional<WorkerRole> worker_;
     std::optional<AggregatorRole> aggregator_;

@@ -193,6 +193,11 @@ void WorkerRole::result_covered(int aggregator, std::uint64_t begin, std::uint64
     if (!was_done && s.results.prefix() == s.hi) ++shards_done_;
 }
 
+bool WorkerRole::settle_fetches() {
+    poll_fetches();
+    return fetches_.empty();
+}
+
 bool WorkerRole::poll_fetches() {
     bool progressed = false;
     for (auto it = fetches_.begin(); it != fetches_.end();) {

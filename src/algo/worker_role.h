@@ -37,6 +37,9 @@ class WorkerRole {
     // Sends and stores what it can without waiting; true when anything happened.
     bool advance();
     bool done() const;
+    // After a failure: completes the fetches still in flight (some write into the output), true when
+    // none is left, so that nothing writes into the caller's memory after the call returns.
+    bool settle_fetches();
     const OpError &error() const { return error_; }
     // What it is waiting for (diagnostics of a stalled operation).
     std::string describe() const;

@@ -1,4 +1,5 @@
 // MPIX_Sparse_allreduce_elements, _elements_sparse and the sparse vector handle.
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace {
 constexpr ErrorId kNoError = ErrorId::Count_;
 
 // Live vectors, so a stale or foreign handle is an error rather than a crash.
+std::mutex g_vectors_lock;  // guards live_vectors(): any thread may call
 std::set<const MPIX_Sparse_vector_s *> &live_vectors() {
     static std::set<const MPIX_Sparse_vector_s *> live;
     return live;
@@ -73,7 +75,10 @@ extern "C" int MPIX_Sparse_allreduce_elements_sparse(MPI_Count nnz, const int64_
         out.indices = &vector->indices;
         out.values = &vector->values;
         run(comm, in, out, result == nullptr ? ErrorId::NullResult : kNoError);
-        live_vectors().insert(vector.get());
+        {
+            std::lock_guard<std::mutex> guard(g_vectors_lock);
+            live_vectors().insert(vector.get());
+        }
         *result = vector.release();
     });
 }
@@ -82,7 +87,10 @@ extern "C" int MPIX_Sparse_vector_get(MPIX_Sparse_vector v, MPI_Count *nnz, cons
                                       const void **values) {
     return api_call(MPI_COMM_WORLD, [&] {
         Library::get();
-        if (v == nullptr || live_vectors().count(v) == 0) fail(ErrorId::NullVector);
+        {
+            std::lock_guard<std::mutex> guard(g_vectors_lock);
+            if (v == nullptr || live_vectors().count(v) == 0) fail(ErrorId::NullVector);
+        }
         if (nnz == nullptr || indices == nullptr || values == nullptr) fail(ErrorId::NullResult);
         *nnz = static_cast<MPI_Count>(v->indices.size());
         *indices = v->indices.data();
@@ -93,8 +101,11 @@ extern "C" int MPIX_Sparse_vector_get(MPIX_Sparse_vector v, MPI_Count *nnz, cons
 extern "C" int MPIX_Sparse_vector_free(MPIX_Sparse_vector *v) {
     return api_call(MPI_COMM_WORLD, [&] {
         Library::get();
-        if (v == nullptr || *v == nullptr || live_vectors().count(*v) == 0) fail(ErrorId::NullVector);
-        live_vectors().erase(*v);
+        {
+            std::lock_guard<std::mutex> guard(g_vectors_lock);
+            if (v == nullptr || *v == nullptr || live_vectors().count(*v) == 0) fail(ErrorId::NullVector);
+            live_vectors().erase(*v);
+        }
         delete *v;
         *v = nullptr;
     });

@@ -114,8 +114,15 @@ int iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
         if (request == nullptr) fail(ErrorId::NullRequest);
         *request = MPIX_SPARSE_REQUEST_NULL;
         auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
-        start(*r, !blocking);
-        *request = publish(std::move(r));
+        // Published first: once started, the operation must outlive its place in line.
+        MPIX_Sparse_request_s *published = publish(std::move(r));
+        *request = published;
+        try {
+            start(*published, !blocking);
+        } catch (...) {
+            destroy(request);  // never started: nothing of it is in line
+            throw;
+        }
     });
 }
 

@@ -108,13 +108,15 @@ CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context,
 }
 
 CommState::~CommState() {
+    Library &library = Library::get();
+    // Freeing a communicator with operations in flight: MPI lets them complete first.
+    library.wait_until([this] { return queue_.empty(); });
     if (hierarchy_) {
         hierarchy_->leader_state.reset();
         hierarchy_->node_state.reset();
         if (hierarchy_->leaders != MPI_COMM_NULL) MPI_Comm_free(&hierarchy_->leaders);
         MPI_Comm_free(&hierarchy_->node);
     }
-    Library &library = Library::get();
     try {
         say_goodbye();
         // Sends still awaiting acknowledgements: a bounded wait, then their memory is left behind.
@@ -161,12 +163,13 @@ void CommState::start(Operation &op) {
     Library::get().add_busy(this);
 }
 
-void CommState::withdraw(Operation &op) {
-    // Only an operation that never ran may leave the line early; ranks still agree on sequence
-    // numbers because the same call failed the same way everywhere before it was waited on.
+bool CommState::withdraw(Operation &op) {
+    // Only an operation that never ran may leave the line early (its caller failed before waiting).
     auto it = std::find(queue_.begin(), queue_.end(), &op);
-    if (it == queue_.end() || (it == queue_.begin() && front_active_)) return;
+    if (it == queue_.end()) return true;
+    if (it == queue_.begin() && front_active_) return false;
     queue_.erase(it);
+    return true;
 }
 
 void CommState::fail_running(OpError error) {

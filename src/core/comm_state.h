@@ -79,7 +79,8 @@ class CommState final : public MessageSink, public Progressable {
     // `op` must stay alive until it is retired.
     void start(Operation &op);
     // Takes a not-yet-active operation out of line (its caller failed before it could be waited on).
-    void withdraw(Operation &op);
+    // False when it is already running: then it must be waited for.
+    bool withdraw(Operation &op);
     bool idle() const { return queue_.empty(); }
     // Advances the active operation; retires it when done and activates the next.
     bool progress() override;

@@ -1,5 +1,7 @@
 #include "core/error_registry.h"
 
+#include <mutex>
+
 #include <mpi.h>
 
 #include <array>
@@ -36,6 +38,9 @@ const char *kind_message(ErrorKind kind) {
 }  // namespace
 
 void register_error_classes() {
+    // Any thread may be first to raise an error: registration happens once, under a lock.
+    static std::mutex lock;
+    std::lock_guard<std::mutex> guard(lock);
     Registry &r = registry();
     if (r.registered) return;
     for (std::size_t k = 0; k < kKinds; ++k) {
