@@ -118,7 +118,9 @@ TEST(Failures, DedicatedAggregatorFailureReachesTheWorkers) {
         int wsize, wrank;
         MPI_Comm_size(comm.get(), &wsize);
         MPI_Comm_rank(comm.get(), &wrank);
-        const auto in = test_vector(300000, wrank, wsize, 5);
+        // Large enough that a worker's stream takes several messages: one that stops after its first
+        // cannot have let the aggregator finish.
+        const auto in = test_vector(1 << 20, wrank, wsize, 5);
         for (int call = 0; call < 3; ++call) {
             std::vector<float> out(in.size());
             const Outcome o = timed_call(comm.get(), in, out);
