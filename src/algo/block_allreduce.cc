@@ -50,6 +50,7 @@ class BlockAllreduce final : public SparseOperation {
 
 void BlockAllreduce::activate() {
     CommState &s = state();
+    out_of_memory_ = false;  // a persistent request starts afresh
     const auto type = element_type_of(datatype_);
     const auto reduce = reduce_op_of(op_);
     const Config &config = s.config();

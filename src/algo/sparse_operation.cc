@@ -43,14 +43,21 @@ void SparseOperation::reset() {
 
 SparseOperation::~SparseOperation() {
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-    stream_.reset();
+    stream_.reset();  // sends the transport still holds move to the scratch's drain list
+    release_held();
+    if (scratch_) state_.give_back(std::move(scratch_));
+}
+
+// Messages kept for a stream that will not start, and the allgather buffers, go back.
+void SparseOperation::release_held() {
     Transport *links = state_.size() > 1 ? &state_.links() : nullptr;
     for (InboundMessage &m : held_)
         if (links != nullptr) links->release(m);
+    held_.clear();
     if (scratch_) {
-        scratch_->resources.buffers.release(std::move(gathered_));
-        scratch_->resources.buffers.release(std::move(record_));
-        state_.give_back(std::move(scratch_));
+        BufferPool &pool = scratch_->resources.buffers;
+        pool.release(std::move(gathered_));
+        pool.release(std::move(record_));
     }
 }
 
@@ -282,15 +289,7 @@ void SparseOperation::finish() {
     if (algorithm_ == Algorithm::Dense) ++stats.dense_fallbacks;
     stats.bytes_sent += static_cast<std::int64_t>(counters_.bytes_sent);
     stats.bytes_received += static_cast<std::int64_t>(counters_.bytes_received);
-    Transport *links = state_.size() > 1 ? &state_.links() : nullptr;
-    for (InboundMessage &m : held_)
-        if (links != nullptr) links->release(m);
-    held_.clear();
-    if (scratch_) {
-        BufferPool &pool = scratch_->resources.buffers;
-        pool.release(std::move(gathered_));
-        pool.release(std::move(record_));
-    }
+    release_held();
     // The scratch (and the stream's containers) stay with the operation until it is destroyed: a
     // persistent request's next start reuses them without allocating.
 }

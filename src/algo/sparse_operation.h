@@ -99,6 +99,7 @@ class SparseOperation : public Operation {
 
   private:
     bool step();
+    void release_held();
     void on_agreed();
     void start_allgather();
     void start_stream();
