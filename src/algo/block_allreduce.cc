@@ -13,6 +13,17 @@
 namespace mpix::sparse::detail {
 namespace {
 
+// Calls that go to the dense path on the arguments and configuration alone, which every rank shares,
+// so all ranks agree without communicating: one rank, types and ops outside the sparse path, count 0,
+// small messages, forced dense.
+bool dense_by_arguments(const CommState &state, std::uint64_t count, MPI_Datatype datatype, MPI_Op op) {
+    const auto type = element_type_of(datatype);
+    const auto reduce = reduce_op_of(op);
+    const Config &config = state.config();
+    return !(type && reduce && is_sparse_capable(*type, *reduce)) || count == 0 || state.size() == 1 ||
+           config.algorithm == AlgorithmChoice::Dense || count * element_size(*type) < config.dense_below_bytes;
+}
+
 class BlockAllreduce final : public SparseOperation {
   public:
     BlockAllreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
@@ -51,17 +62,10 @@ class BlockAllreduce final : public SparseOperation {
 void BlockAllreduce::activate() {
     CommState &s = state();
     out_of_memory_ = false;  // a persistent request starts afresh
-    const auto type = element_type_of(datatype_);
-    const auto reduce = reduce_op_of(op_);
     const Config &config = s.config();
-    // Decided from values every rank shares (arguments and configuration), so all ranks agree without
-    // communicating: one rank, types and ops outside the sparse path, small messages, forced dense.
-    const bool sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
     // The streak is consulted (and used up) alike on every rank, whatever happened here: the ranks
     // must take the same path. A local failure then still joins the dense collective and fails after.
-    const bool static_dense = !sparse_capable || count_ == 0 || s.size() == 1 ||
-                              config.algorithm == AlgorithmChoice::Dense ||
-                              count_ * element_size(*type) < config.dense_below_bytes;
+    const bool static_dense = dense_by_arguments(s, count_, datatype_, op_);
     const bool streak =
         !static_dense && config.algorithm == AlgorithmChoice::Auto && s.dense_streak().take(count_, datatype_, op_);
     if (static_dense || streak) {
@@ -69,6 +73,8 @@ void BlockAllreduce::activate() {
         if (local_failure_) fail(local_error());
         return;
     }
+    const auto type = element_type_of(datatype_);
+    const auto reduce = reduce_op_of(op_);
     SparseCall call;
     call.type = *type;
     call.op = *reduce;
@@ -100,16 +106,9 @@ void BlockAllreduce::activate() {
 std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *sendbuf, void *recvbuf,
                                                 std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
                                                 bool local_failure) {
-    if (NodeHierarchy *h = state.hierarchy()) {
-        const auto type = element_type_of(datatype);
-        const auto reduce = reduce_op_of(op);
-        const bool sparse_capable = type && reduce && is_sparse_capable(*type, *reduce);
-        const Config &config = state.config();
-        if (sparse_capable && count > 0 && config.algorithm != AlgorithmChoice::Dense &&
-            count * element_size(*type) >= config.dense_below_bytes)
-            return std::make_unique<HierarchicalAllreduce>(state, *h, sendbuf, recvbuf, count, datatype, op,
-                                                           local_failure);
-    }
+    NodeHierarchy *h = state.hierarchy();
+    if (h != nullptr && !dense_by_arguments(state, count, datatype, op))
+        return std::make_unique<HierarchicalAllreduce>(state, *h, sendbuf, recvbuf, count, datatype, op, local_failure);
     return std::make_unique<BlockAllreduce>(state, sendbuf, recvbuf, count, datatype, op, local_failure);
 }
 

@@ -6,20 +6,12 @@
 #include <iostream>
 
 #include "core/comm_state.h"
+#include "core/debug.h"
 #include "core/error.h"
 #include "core/library.h"
 #include "core/placement.h"
 
 namespace mpix::sparse::detail {
-namespace {
-
-bool debug_enabled() {
-    const char *v = std::getenv("MPIX_SPARSE_DEBUG");
-    return v != nullptr && *v != '\0' && *v != '0';
-}
-
-}  // namespace
-
 MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     int size = 0, rank = 0;
     MPI_Comm_size(comm, &size);

@@ -10,23 +10,19 @@
 #include <iostream>
 #include <new>
 
+#include "core/debug.h"
 #include "core/error.h"
 #include "core/error_registry.h"
 #include "core/library.h"
 
 namespace mpix::sparse::detail {
 
-inline bool debug_messages() {
-    const char *v = std::getenv("MPIX_SPARSE_DEBUG");
-    return v != nullptr && *v != '\0' && *v != '0';
-}
-
 inline int raise_error(MPI_Comm comm, const Error &error) {
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized || finalized) return MPI_ERR_OTHER;
-    if (debug_messages()) std::cerr << error.what() << '\n';
+    if (debug_enabled()) std::cerr << error.what() << '\n';
     const int code = mpi_error_code(error);
     const ErrorKind kind = describe(error.id()).kind;
     const MPI_Comm target = kind == ErrorKind::Comm || comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/comm_state.h"
+#include "core/debug.h"
 #include "core/error.h"
 #include "core/error_registry.h"
 #include "core/progress_thread.h"
@@ -24,14 +25,6 @@ std::mutex g_init_lock;
 // MPI calls inside the library return errors to it instead of aborting.
 void check_mpi(int rc, const char *what) {
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, what);
-}
-
-bool debug_enabled() {
-    static const bool on = [] {
-        const char *v = std::getenv("MPIX_SPARSE_DEBUG");
-        return v != nullptr && *v != '\0' && *v != '0';
-    }();
-    return on;
 }
 
 // Idle backoff of a waiting thread: poll a while (a reply is often about to land), then yield the

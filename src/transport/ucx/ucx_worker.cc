@@ -9,6 +9,7 @@
 #include <memory>
 #include <new>
 
+#include "core/debug.h"
 #include "transport/ucx/ucx_status.h"
 
 namespace mpix::sparse::detail {
@@ -41,14 +42,6 @@ void track(ucs_status_ptr_t request, Completion &done) {
         return;
     }
     ++done.pending;
-}
-
-bool debug_enabled() {
-    static const bool on = [] {
-        const char *v = std::getenv("MPIX_SPARSE_DEBUG");
-        return v != nullptr && *v != '\0' && *v != '0';
-    }();
-    return on;
 }
 
 }  // namespace
