@@ -80,7 +80,7 @@ int BenchOptions::iterations_for(std::size_t bytes) const {
 }
 
 ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string &message) {
-    std::string sizes, densities = "0.01", pattern = "random", type = "float", variant = "block";
+    std::string sizes, densities = "0.01", pattern = "random", type = "float", variant = "block", device = "host";
     po::options_description desc(
         "Usage: osu_sparse_allreduce [options]\n"
         "Latency of MPIX_Sparse_allreduce against MPI_Allreduce (and, with --variant elements, against an\n"
@@ -103,6 +103,8 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
         ("type", po::value(&type)->default_value(type), "element type: float | double | int")
         ("variant", po::value(&variant)->default_value(variant),
          "block: dense buffers with zero blocks; elements: (index, value) pairs")
+        ("device,d", po::value(&device)->default_value(device),
+         "where the buffers live: host | cuda (block variant; OSU's -d cuda)")
         ("validate", po::bool_switch(&opts.validate), "check every result bitwise against MPI_Allreduce")
         ("json", po::value(&opts.json_path), "rank 0 writes all rows and the run's metadata to this file")
         ("seed", po::value(&opts.seed)->default_value(opts.seed), "seed of all random inputs")
@@ -131,6 +133,9 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
             opts.variant = Variant::Elements;
         else
             throw std::invalid_argument("--variant: unknown '" + variant + "'");
+        if (device != "host" && device != "cuda") throw std::invalid_argument("-d: unknown '" + device + "'");
+        opts.cuda = device == "cuda";
+        if (opts.cuda && opts.variant != Variant::Block) throw std::invalid_argument("-d cuda: block variant only");
         if (opts.iterations < 1) throw std::invalid_argument("-i: must be at least 1");
         if (opts.warmup < 0) throw std::invalid_argument("-x: must not be negative");
         if (opts.block_size < 1 || opts.block_size > (1 << 20))

@@ -26,6 +26,7 @@ struct BenchOptions {
     std::int64_t block_size = 256;
     ElementType type = ElementType::Float;
     Variant variant = Variant::Block;
+    bool cuda = false;  // -d cuda: device buffers (block variant)
     bool validate = false;
     std::string json_path;
     std::uint64_t seed = 1;

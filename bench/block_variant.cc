@@ -20,18 +20,7 @@ class BlockVariant final : public RowBenchmark {
   public:
     explicit BlockVariant(const BenchContext &ctx) : ctx_(ctx) {}
 
-    std::vector<Column> columns() const override {
-        std::vector<Column> c = shape_columns();
-        for (const auto &group : {latency_columns("mpi_allreduce", "MPI_Allreduce"),
-                                  latency_columns("sparse", "Sparse"), latency_columns("floor", "Floor")})
-            c.insert(c.end(), group.begin(), group.end());
-        c.push_back({"speedup", "Speedup", 2, false});
-        c.push_back({"sent_pct", "Sent(%)", 2, false});
-        c.push_back({"algorithm_name", "Algorithm", 0, false});
-        c.push_back({"ours_over_floor", "Ours/Floor", 2, false});
-        c.push_back({"iterations", "Iterations", 0, true});
-        return c;
-    }
+    std::vector<Column> columns() const override { return block_row_columns("MPI_Allreduce", "Floor"); }
 
     Record run_row(std::size_t bytes, double density, bool &ok) override {
         const BenchOptions &o = ctx_.opts;
@@ -89,14 +78,7 @@ class BlockVariant final : public RowBenchmark {
         Record r;
         add_shape_fields(r, ctx_, bytes, count, density, "block", nblocks, static_cast<std::int64_t>(blocks.size()),
                          union_blocks, zipf);
-        r.set_int("iterations", timed.iterations);
-        add_latency_fields(r, "mpi_allreduce", timed.latency[0]);
-        add_latency_fields(r, "sparse", timed.latency[1]);
-        add_latency_fields(r, "floor", timed.latency[2]);
-        r.set_real("speedup", timed.latency[0].avg_us / timed.latency[1].avg_us);
-        r.set_real("ours_over_floor", timed.latency[1].avg_us / timed.latency[2].avg_us);
-        add_stats_fields(r, stats, data_bytes);
-        add_check_fields(r, o.validate, ok);
+        add_block_row_fields(r, timed, stats, data_bytes, o.validate, ok);
         return r;
     }
 

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdio>
 #include <ctime>
+#include <exception>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,6 +65,7 @@ Record run_metadata(const BenchContext &ctx, int world_size) {
     m.set_text("pattern", pattern_name(o.pattern));
     m.set_int("block_size", o.block_size);
     m.set_text("variant", variant_name(o.variant));
+    m.set_text("buffers", o.cuda ? "cuda" : "host");
     m.set_int("seed", static_cast<std::int64_t>(o.seed));
     if (o.pattern == Pattern::Zipf) m.set_real("zipf_s", o.zipf_s);
     m.set_int("min_size", static_cast<std::int64_t>(o.min_size));
@@ -83,6 +85,7 @@ void print_header(const BenchContext &ctx, const Table &table) {
                 element_type_name(o.type), pattern_name(o.pattern), static_cast<long long>(o.block_size),
                 variant_name(o.variant), static_cast<unsigned long long>(o.seed));
     if (o.pattern == Pattern::Zipf) std::printf(", Zipf s: %g", o.zipf_s);
+    if (o.cuda) std::printf(", Buffers: CUDA device");
     std::printf(", Warm-up: %d, Iterations: %d\n", o.warmup, o.iterations);
     std::printf("%s\n", table.header().c_str());
     std::fflush(stdout);
@@ -91,8 +94,9 @@ void print_header(const BenchContext &ctx, const Table &table) {
 // Runs every (size, density) row; returns whether all checks passed.
 bool run_rows(const BenchContext &ctx, int world_size) {
     const BenchOptions &o = ctx.opts;
-    std::unique_ptr<RowBenchmark> bench =
-        o.variant == Variant::Block ? make_block_variant(ctx) : make_element_variant(ctx);
+    std::unique_ptr<RowBenchmark> bench = o.cuda                        ? make_device_block_variant(ctx)
+                                          : o.variant == Variant::Block ? make_block_variant(ctx)
+                                                                        : make_element_variant(ctx);
     std::vector<Column> columns = bench->columns();
     if (o.validate) columns.push_back(check_column());
     const Table table(std::move(columns), o.full);
@@ -189,7 +193,14 @@ int main(int argc, char **argv) {
     MPI_Comm_size(lib_comm, &nranks);
     const BenchContext ctx{opts, lib_comm, base_comm, rank, nranks};
 
-    const bool ok = run_rows(ctx, world_size);
+    bool ok = false;
+    try {
+        ok = run_rows(ctx, world_size);
+    } catch (const std::exception &e) {
+        // Every rank meets the same condition (e.g. -d cuda without a device): end cleanly.
+        if (rank == 0) std::fprintf(stderr, "osu_sparse_allreduce: %s\n", e.what());
+        ok = false;
+    }
 
     MPI_Comm_free(&base_comm);
     check_mpi(MPIX_Sparse_comm_free(&lib_comm), "MPIX_Sparse_comm_free");

@@ -23,6 +23,8 @@ class RowBenchmark {
 
 // Dense buffers whose zero blocks MPIX_Sparse_allreduce skips.
 std::unique_ptr<RowBenchmark> make_block_variant(const BenchContext &ctx);
+// The block variant on CUDA device buffers (-d cuda); throws where there is no CUDA.
+std::unique_ptr<RowBenchmark> make_device_block_variant(const BenchContext &ctx);
 // (index, value) pairs reduced by MPIX_Sparse_allreduce_elements.
 std::unique_ptr<RowBenchmark> make_element_variant(const BenchContext &ctx);
 

@@ -105,4 +105,29 @@ std::int64_t count_nonzero_chunks(const void *buf, std::size_t bytes, std::size_
     return n;
 }
 
+std::vector<Column> block_row_columns(const std::string &mpi_label, const std::string &floor_label) {
+    std::vector<Column> c = shape_columns();
+    for (const auto &group : {latency_columns("mpi_allreduce", mpi_label), latency_columns("sparse", "Sparse"),
+                              latency_columns("floor", floor_label)})
+        c.insert(c.end(), group.begin(), group.end());
+    c.push_back({"speedup", "Speedup", 2, false});
+    c.push_back({"sent_pct", "Sent(%)", 2, false});
+    c.push_back({"algorithm_name", "Algorithm", 0, false});
+    c.push_back({"ours_over_floor", "Ours/Floor", 2, false});
+    c.push_back({"iterations", "Iterations", 0, true});
+    return c;
+}
+
+void add_block_row_fields(Record &r, const InterleavedResult &timed, const StatsSummary &stats,
+                          std::size_t buffer_bytes, bool validated, bool ok) {
+    r.set_int("iterations", timed.iterations);
+    add_latency_fields(r, "mpi_allreduce", timed.latency[0]);
+    add_latency_fields(r, "sparse", timed.latency[1]);
+    add_latency_fields(r, "floor", timed.latency[2]);
+    r.set_real("speedup", timed.latency[0].avg_us / timed.latency[1].avg_us);
+    r.set_real("ours_over_floor", timed.latency[1].avg_us / timed.latency[2].avg_us);
+    add_stats_fields(r, stats, buffer_bytes);
+    add_check_fields(r, validated, ok);
+}
+
 }  // namespace bench

@@ -15,6 +15,16 @@
  * communicators); the library locks only briefly and never across a wait on other ranks. As with MPI
  * collectives, calls on one communicator (blocking, non-blocking or persistent starts) must be made
  * in the same order on every rank, and by one thread at a time.
+ *
+ * GPU buffers: every buffer argument may be CUDA device (or managed) memory when the library was built
+ * with CUDA (MPIX_SPARSE_CUDA, on by default where the toolkit is found) and the process has a GPU;
+ * ranks may mix host and device buffers. Only non-zero blocks cross PCIe: they are found and packed
+ * on the device, staged through pinned host memory, and the union is written back on the device. A
+ * call waits for work already queued on the legacy default stream before it reads (work on other
+ * streams must be complete, e.g. cudaStreamSynchronize) and returns, like MPI_Allreduce, with the
+ * output complete on the device. Device buffers need a datatype that is contiguous from offset 0.
+ * One device per process: the one current when the library first meets a device buffer. Built
+ * without CUDA, or without a usable device, a device pointer is an MPIX_ERR_SPARSE_ARG error.
  */
 #ifndef MPIX_SPARSE_H
 #define MPIX_SPARSE_H

@@ -4,10 +4,12 @@
 #include <optional>
 #include <utility>
 
+#include "algo/device_staging.h"
 #include "algo/hierarchical_allreduce.h"
 #include "algo/sparse_operation.h"
 #include "core/block_scan.h"
 #include "core/comm_state.h"
+#include "core/device_memory.h"
 #include "core/element_type.h"
 
 namespace mpix::sparse::detail {
@@ -24,44 +26,111 @@ bool dense_by_arguments(const CommState &state, std::uint64_t count, MPI_Datatyp
            config.algorithm == AlgorithmChoice::Dense || count * element_size(*type) < config.dense_below_bytes;
 }
 
+// Device buffers go through the same stages: their non-zero blocks are found on the device and
+// only those are staged to host (after the plan, and only when it is not dense); a device output
+// gets the union written back at the end. The dense path stages whole buffers (the MPI need not be
+// CUDA-aware).
 class BlockAllreduce final : public SparseOperation {
   public:
     BlockAllreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
-                   MPI_Op op, bool local_failure)
+                   MPI_Op op, BufferKinds kinds, bool local_failure)
         : SparseOperation(state), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype), op_(op),
-          local_failure_(local_failure) {}
+          in_place_(sendbuf == MPI_IN_PLACE), kinds_(kinds), local_failure_(local_failure) {
+        if (in_place_) kinds_.send = kinds_.recv;
+        if (kinds_.any_device()) device_ = device_memory();  // the API made sure there is one
+    }
 
     void activate() override;
 
   private:
-    void start_dense() override {
-        if (count_ > 0) mpi_.iallreduce(sendbuf_, recvbuf_, count_, datatype_, op_, state().comm());
+    void start_dense() override;
+    void planned(Algorithm algorithm) override;
+    void finish_dense() override {
+        if (on_device(kinds_.recv) && count_ > 0) device_->upload(dense_out_, dense_bytes(), recvbuf_);
     }
-    void planned(Algorithm algorithm) override {
-        state().dense_streak().record(count_, datatype_, op_, algorithm == Algorithm::Dense);
+    void finish_sparse() override {
+        if (staged_sink_) staged_sink_->finish(static_cast<std::byte *>(recvbuf_));
     }
     OpError local_error() const override {
+        if (device_error_) return *device_error_;
         if (out_of_memory_) return {ErrorId::OutOfMemory, "the non-zero bitmap"};
         if (local_failure_) return {ErrorId::RemoteFailure, "in the node level"};
         return {ErrorId::InjectedFailure, "before the agreement"};
     }
     const ContributionSource &source() const override { return *source_; }
-    ResultSink &sink() override { return *sink_; }
+    ResultSink &sink() override {
+        if (staged_sink_) return *staged_sink_;
+        return *sink_;
+    }
+    std::size_t dense_bytes() const {
+        MPI_Aint lb = 0, extent = 0;
+        MPI_Type_get_extent(datatype_, &lb, &extent);
+        return static_cast<std::size_t>(count_) * static_cast<std::size_t>(extent);
+    }
+    const std::byte *input() const { return static_cast<const std::byte *>(in_place_ ? recvbuf_ : sendbuf_); }
 
     const void *sendbuf_;
     void *recvbuf_;
     std::uint64_t count_;
     MPI_Datatype datatype_;
     MPI_Op op_;
+    bool in_place_;
+    BufferKinds kinds_;
+    DeviceMemory *device_ = nullptr;
     bool local_failure_;
     bool out_of_memory_ = false;
+    std::optional<OpError> device_error_;
+    void *dense_out_ = nullptr;  // the dense path's host output (staging for a device output)
     std::optional<BitmapSource> source_;
     std::optional<DenseResultSink> sink_;
+    std::optional<StagedResultSink> staged_sink_;
 };
+
+void BlockAllreduce::start_dense() {
+    if (count_ == 0) return;
+    if (device_ == nullptr) {
+        mpi_.iallreduce(sendbuf_, recvbuf_, count_, datatype_, op_, state().comm());
+        return;
+    }
+    DeviceStaging &staging = scratch().device;
+    const std::size_t bytes = dense_bytes();
+    dense_out_ = nullptr;
+    const void *in = sendbuf_;
+    try {
+        dense_out_ = on_device(kinds_.recv) ? static_cast<void *>(staging.output.reserve(*device_, bytes)) : recvbuf_;
+        if (in_place_) {
+            if (on_device(kinds_.recv)) device_->download(recvbuf_, bytes, dense_out_);
+        } else if (on_device(kinds_.send)) {
+            std::byte *staged = staging.input.reserve(*device_, bytes);
+            device_->download(sendbuf_, bytes, staged);
+            in = staged;
+        }
+    } catch (const Error &e) {
+        // The other ranks are in the collective already: join it with what there is and fail after
+        // (as any local failure on the dense path does).
+        fail(OpError{e.id(), e.detail()});
+        if (dense_out_ == nullptr) return;                                // no staging at all: nothing to join with
+        if (in == sendbuf_ && on_device(kinds_.send)) in = MPI_IN_PLACE;  // never hand MPI device memory
+    }
+    mpi_.iallreduce(in, dense_out_, count_, datatype_, op_, state().comm());
+}
+
+void BlockAllreduce::planned(Algorithm algorithm) {
+    state().dense_streak().record(count_, datatype_, op_, algorithm == Algorithm::Dense);
+    // Only a sparse plan needs the contribution's blocks on the host: the dense one stages it all.
+    if (algorithm == Algorithm::Dense || !on_device(kinds_.send) || call_.nonzero == 0) return;
+    try {
+        device_->download_blocks(input(), call_.layout, scratch().bitmap, call_.nonzero, scratch().device.input.data());
+    } catch (const Error &e) {
+        fail(OpError{e.id(), e.detail()});  // the stream still starts, and tells its peers
+    }
+}
 
 void BlockAllreduce::activate() {
     CommState &s = state();
     out_of_memory_ = false;  // a persistent request starts afresh
+    device_error_.reset();
+    dense_out_ = recvbuf_;
     const Config &config = s.config();
     // The streak is consulted (and used up) alike on every rank, whatever happened here: the ranks
     // must take the same path. A local failure then still joins the dense collective and fails after.
@@ -79,25 +148,44 @@ void BlockAllreduce::activate() {
     call.type = *type;
     call.op = *reduce;
     call.layout = BlockLayout{count_, config.block_elems, static_cast<std::uint32_t>(element_size(*type))};
-    const bool in_place = sendbuf_ == MPI_IN_PLACE;
-    const auto *input = static_cast<const std::byte *>(in_place ? recvbuf_ : sendbuf_);
+    call.device = kinds_.any_device();
     auto *output = static_cast<std::byte *>(recvbuf_);
     static BlockBitmap no_bitmap;  // only read when the scratch could not be had (nothing is then)
     BlockBitmap *bitmap = &no_bitmap;
+    const std::byte *data = input();
+    const std::uint64_t *ranks = nullptr;
     try {
         bitmap = &scratch().bitmap;
         bitmap->reset(call.layout.num_blocks());
+        if (on_device(kinds_.send)) {
+            // Found on the device; the blocks themselves come over after the plan (planned()).
+            DeviceStaging &staging = scratch().device;
+            call.nonzero = device_->scan(data, call.layout, *bitmap);
+            rank_words(*bitmap, staging.word_ranks);
+            ranks = staging.word_ranks.data();
+            data = staging.input.reserve(*device_, static_cast<std::size_t>(call.nonzero) * call.layout.block_bytes());
+            if (!on_device(kinds_.recv)) zero_absent_blocks(output, call.layout, *bitmap);
+        } else {
+            // One pass: find the non-zero blocks and write the zeros of a host output where this
+            // rank has none (in place, those bytes are zero already).
+            const bool zero_output = !in_place_ && !on_device(kinds_.recv);
+            call.nonzero = scan_blocks(data, call.layout, *bitmap, zero_output ? output : nullptr);
+        }
+        if (on_device(kinds_.recv)) staged_sink_.emplace(*device_, scratch().device, call.layout);
     } catch (const std::bad_alloc &) {
         out_of_memory_ = true;  // still agree, so the other ranks learn of it instead of waiting
+    } catch (const Error &e) {
+        device_error_ = OpError{e.id(), e.detail()};  // a CUDA failure: agree, as above
     }
-    if (!out_of_memory_) {
-        // One pass: find the non-zero blocks and write the zeros of the output where this rank has
-        // none (in place, those bytes are zero already).
-        call.nonzero = scan_blocks(input, call.layout, *bitmap, in_place ? nullptr : output);
+    if (out_of_memory_ || device_error_) {
+        call.nonzero = 0;
+        bitmap->reset(0);
+        staged_sink_.reset();
     }
-    source_.emplace(input, call.layout, *bitmap);
-    sink_.emplace(output, call.layout);
-    if (local_failure_ || out_of_memory_ || config.fail_at == FailPoint::Scan) call.local = SparseCall::Local::Failure;
+    source_.emplace(data, call.layout, *bitmap, ranks);
+    if (!staged_sink_) sink_.emplace(output, call.layout);
+    if (local_failure_ || out_of_memory_ || device_error_ || config.fail_at == FailPoint::Scan)
+        call.local = SparseCall::Local::Failure;
     agree(call);
 }
 
@@ -105,11 +193,12 @@ void BlockAllreduce::activate() {
 
 std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *sendbuf, void *recvbuf,
                                                 std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
-                                                bool local_failure) {
+                                                BufferKinds kinds, bool local_failure) {
     NodeHierarchy *h = state.hierarchy();
     if (h != nullptr && !dense_by_arguments(state, count, datatype, op))
-        return std::make_unique<HierarchicalAllreduce>(state, *h, sendbuf, recvbuf, count, datatype, op, local_failure);
-    return std::make_unique<BlockAllreduce>(state, sendbuf, recvbuf, count, datatype, op, local_failure);
+        return std::make_unique<HierarchicalAllreduce>(state, *h, sendbuf, recvbuf, count, datatype, op, kinds,
+                                                       local_failure);
+    return std::make_unique<BlockAllreduce>(state, sendbuf, recvbuf, count, datatype, op, kinds, local_failure);
 }
 
 }  // namespace mpix::sparse::detail

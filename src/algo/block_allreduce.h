@@ -8,16 +8,24 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/memory_kind.h"
 #include "core/operation.h"
 
 namespace mpix::sparse::detail {
 
 class CommState;
 
+// Where the two buffers live (sendbuf's kind is ignored for MPI_IN_PLACE).
+struct BufferKinds {
+    MemoryKind send = MemoryKind::Host;
+    MemoryKind recv = MemoryKind::Host;
+    bool any_device() const { return on_device(send) || on_device(recv); }
+};
+
 // Arguments were validated by the API. sendbuf may be MPI_IN_PLACE. The operation is not started.
 // `local_failure` makes this rank report a failure in the agreement (its peers then fail too).
 std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *sendbuf, void *recvbuf,
                                                 std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
-                                                bool local_failure = false);
+                                                BufferKinds kinds = {}, bool local_failure = false);
 
 }  // namespace mpix::sparse::detail

@@ -67,13 +67,34 @@ MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uin
     return p;
 }
 
+const std::byte *BitmapSource::address(std::uint64_t k) const {
+    if (ranks_ == nullptr) return data_ + layout_.offset_of(k);
+    const std::uint64_t below = bitmap_.words()[k >> 6] & ((std::uint64_t{1} << (k & 63)) - 1);
+    const std::uint64_t rank = ranks_[k >> 6] + static_cast<std::uint64_t>(__builtin_popcountll(below));
+    return data_ + static_cast<std::size_t>(rank) * layout_.block_bytes();
+}
+
 std::size_t BitmapSource::pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
                                std::byte *dst) const {
     std::size_t bytes;
-    if (plan.dense) {
+    if (plan.dense && ranks_ == nullptr) {
         // Zero blocks inside the run are zero bytes in the buffer already.
         bytes = layout_.run_bytes(plan.first, plan.span());
         std::memcpy(dst, data_ + layout_.offset_of(plan.first), bytes);
+    } else if (plan.dense) {
+        // Packed data: the run's zero blocks are written here, its non-zero runs copied in.
+        bytes = layout_.run_bytes(plan.first, plan.span());
+        const std::uint64_t end = plan.last + 1;
+        for (std::uint64_t k = plan.first; k < end;) {
+            const std::uint64_t run_end = bitmap_.next_clear(k, end);
+            std::memcpy(dst + layout_.offset_of(k - plan.first), address(k), layout_.run_bytes(k, run_end - k));
+            k = bitmap_.next_set(run_end, end);
+            std::memset(dst + layout_.offset_of(run_end - plan.first), 0, layout_.run_bytes(run_end, k - run_end));
+        }
+    } else if (ranks_ != nullptr) {
+        // Every set block of [first, last] is listed: they are adjacent in the packed data.
+        bytes = (plan.n - 1) * layout_.block_bytes() + layout_.bytes_of(plan.last);
+        std::memcpy(dst, address(plan.first), bytes);
     } else {
         gather_blocks(dst, data_, index, plan.n, from, layout_.block_bytes(), layout_.bytes_of(plan.last));
         bytes = (plan.n - 1) * layout_.block_bytes() + layout_.bytes_of(plan.last);
@@ -85,9 +106,20 @@ void BitmapSource::visit(std::uint64_t from, std::uint64_t limit,
                          const std::function<void(const BlockBatch &)> &fn) const {
     std::uint64_t k = bitmap_.next_set(from, limit);
     while (k < limit) {
+        // A run of set blocks is contiguous in the dense buffer and in the packed data alike.
         const std::uint64_t run_end = bitmap_.next_clear(k, limit);
-        fn(BlockBatch{k, nullptr, data_ + layout_.offset_of(k), static_cast<std::size_t>(run_end - k)});
+        fn(BlockBatch{k, nullptr, address(k), static_cast<std::size_t>(run_end - k)});
         k = bitmap_.next_set(run_end, limit);
+    }
+}
+
+void rank_words(const BlockBitmap &bitmap, std::vector<std::uint64_t> &ranks) {
+    const std::uint64_t words = (bitmap.size() + 63) / 64;
+    ranks.resize(static_cast<std::size_t>(words));
+    std::uint64_t below = 0;
+    for (std::uint64_t i = 0; i < words; ++i) {
+        ranks[i] = below;
+        below += static_cast<std::uint64_t>(__builtin_popcountll(bitmap.words()[i]));
     }
 }
 

@@ -55,11 +55,15 @@ class ContributionSource {
 // block_bytes each.
 std::size_t max_packed_bytes(std::uint64_t max_blocks, std::size_t block_bytes);
 
-// Dense buffer + bitmap of its non-zero blocks.
+// A bitmap of non-zero blocks and their data: either the dense buffer itself, or only the non-zero
+// blocks packed back to back in ascending order (a device buffer's blocks in host staging). Packed,
+// block k is at slot rank(k) = set bits below k, found from `word_ranks` (set bits below each
+// bitmap word; see rank_words).
 class BitmapSource final : public ContributionSource {
   public:
-    BitmapSource(const std::byte *data, const BlockLayout &layout, const BlockBitmap &bitmap)
-        : data_(data), layout_(layout), bitmap_(bitmap) {}
+    BitmapSource(const std::byte *data, const BlockLayout &layout, const BlockBitmap &bitmap,
+                 const std::uint64_t *word_ranks = nullptr)
+        : data_(data), layout_(layout), bitmap_(bitmap), ranks_(word_ranks) {}
 
     std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.next_set(from, limit); }
     std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.count(from, limit); }
@@ -68,16 +72,23 @@ class BitmapSource final : public ContributionSource {
     std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
                      std::byte *dst) const override;
     const std::byte *dense_run(const MessagePlan &plan) const override {
-        return plan.presence ? nullptr : data_ + layout_.offset_of(plan.first);
+        return plan.presence ? nullptr : address(plan.first);
     }
     void visit(std::uint64_t from, std::uint64_t limit,
                const std::function<void(const BlockBatch &)> &fn) const override;
 
   private:
+    // Where block k's data is (k must be set when packed).
+    const std::byte *address(std::uint64_t k) const;
+
     const std::byte *data_;
     BlockLayout layout_;
     const BlockBitmap &bitmap_;
+    const std::uint64_t *ranks_;  // null: data_ is the dense buffer
 };
+
+// Fills ranks (one entry per bitmap word) with the number of set bits before each word.
+void rank_words(const BlockBitmap &bitmap, std::vector<std::uint64_t> &ranks);
 
 // Sorted unique indices with their values (block size 1).
 class PairsSource final : public ContributionSource {

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "algo/contribution_source.h"
+#include "algo/device_staging.h"
 #include "algo/result_sink.h"
 #include "algo/sparse_operation.h"
 #include "core/comm_state.h"
+#include "core/device_memory.h"
 #include "core/element_type.h"
 #include "core/memory_ops.h"
 #include "core/pair_sort.h"
@@ -66,7 +68,7 @@ class ElementAllreduce final : public SparseOperation {
     // Dense path for any type and op. With a sparse output, the union comes from a bitwise OR of
     // per-rank presence bitmaps, reduced together with the values.
     void start_dense() override {
-        std::byte *dense = static_cast<std::byte *>(out_.dense);
+        std::byte *dense = out_.device ? nullptr : static_cast<std::byte *>(out_.dense);
         if (dense == nullptr) {
             dense_scratch_.resize(static_cast<std::size_t>(in_.count) * extent_);
             dense = dense_scratch_.data();
@@ -82,6 +84,7 @@ class ElementAllreduce final : public SparseOperation {
         }
     }
     void finish_dense() override {
+        if (out_.device) device_memory()->upload(dense_scratch_.data(), dense_scratch_.size(), out_.dense);
         if (out_.indices == nullptr) return;
         const std::byte *dense =
             out_.dense != nullptr ? static_cast<const std::byte *>(out_.dense) : dense_scratch_.data();
@@ -97,13 +100,18 @@ class ElementAllreduce final : public SparseOperation {
     void finish_sparse() override {
         if (collecting_)
             collecting_->finish(*out_.indices, *out_.values);
+        else if (staged_sink_)
+            staged_sink_->finish(static_cast<std::byte *>(out_.dense));
         else
             store_fence();
     }
+    // Brings device indices and values to host staging; in_ then points there.
+    void stage_input();
     OpError local_error() const override { return {local_, {}}; }
     const ContributionSource &source() const override { return *source_; }
     ResultSink &sink() override {
         if (collecting_) return *collecting_;
+        if (staged_sink_) return *staged_sink_;
         return *dense_sink_;
     }
 
@@ -115,9 +123,22 @@ class ElementAllreduce final : public SparseOperation {
     std::optional<PairsSource> source_;
     std::optional<DenseResultSink> dense_sink_;
     std::optional<CollectingResultSink> collecting_;
+    std::optional<StagedResultSink> staged_sink_;
     std::vector<std::byte> dense_scratch_;
     std::vector<std::uint8_t> present_;
 };
+
+void ElementAllreduce::stage_input() {
+    DeviceMemory &device = *device_memory();
+    DeviceStaging &staging = scratch().device;
+    const auto nnz = static_cast<std::size_t>(in_.nnz);
+    auto *indices = reinterpret_cast<std::int64_t *>(staging.indices.reserve(device, nnz * sizeof(std::int64_t)));
+    std::byte *values = staging.input.reserve(device, nnz * extent_);
+    device.download(in_.indices, nnz * sizeof(std::int64_t), indices);
+    device.download(in_.values, nnz * extent_, values);
+    in_.indices = indices;
+    in_.values = values;
+}
 
 void ElementAllreduce::activate() {
     CommState &s = state();
@@ -129,6 +150,15 @@ void ElementAllreduce::activate() {
         MPI_Count lb = 0, extent = 0;
         MPI_Type_get_extent_x(in_.datatype, &lb, &extent);
         extent_ = static_cast<std::size_t>(extent);
+    }
+    if (local_ == kNoError && in_.device && in_.nnz > 0) {
+        try {
+            stage_input();
+        } catch (const Error &e) {
+            local_ = e.id();  // still agree, so the others learn of it
+        } catch (const std::bad_alloc &) {
+            local_ = ErrorId::OutOfMemory;
+        }
     }
     // Canonical input: sorted unique pairs (sparse path) or just checked indices (dense path).
     if (local_ == kNoError) {
@@ -160,12 +190,23 @@ void ElementAllreduce::activate() {
     call.allow_dense = out_.dense != nullptr;
     if (local_ != kNoError) call.local = SparseCall::Local::Argument;
     source_.emplace(pairs_.indices, pairs_.values, pairs_.size, elem);
+    call.device = in_.device || out_.device;
+    if (out_.dense != nullptr && out_.device && local_ == kNoError) {
+        try {
+            staged_sink_.emplace(*device_memory(), scratch().device, call.layout);
+        } catch (const Error &e) {
+            local_ = e.id();
+        } catch (const std::bad_alloc &) {
+            local_ = ErrorId::OutOfMemory;
+        }
+        if (local_ != kNoError) call.local = SparseCall::Local::Argument;
+    }
     // The dense output is written once, a covered range at a time as results arrive: the union's
     // values with the zeros between them (large outputs in cache tiles streamed to memory).
     // Zero-filling first and scattering after costs a second pass over every line with a value.
-    if (out_.dense != nullptr)
+    if (out_.dense != nullptr && !out_.device)
         dense_sink_.emplace(static_cast<std::byte *>(out_.dense), call.layout, DenseResultSink::Zeros::Written);
-    else
+    else if (out_.dense == nullptr)
         collecting_.emplace(call.layout);
     call_ = call;
     if (s.size() == 1) {

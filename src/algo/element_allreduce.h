@@ -17,6 +17,9 @@ namespace mpix::sparse::detail {
 
 class CommState;
 
+// Device buffers (indices and values, or the dense output) are staged through host memory: the
+// pairs are already only the non-zero data, so they cross PCIe as they are and are sorted on the
+// host; a dense device output gets the union written back by the device.
 struct ElementInput {
     std::int64_t nnz = 0;
     const std::int64_t *indices = nullptr;
@@ -24,6 +27,7 @@ struct ElementInput {
     std::int64_t count = 0;
     MPI_Datatype datatype = MPI_DATATYPE_NULL;
     MPI_Op op = MPI_OP_NULL;
+    bool device = false;  // indices and values are device memory
 };
 
 // Where the result goes: a dense buffer of count elements, or a sorted sparse vector.
@@ -31,6 +35,7 @@ struct ElementOutput {
     void *dense = nullptr;                         // dense variant
     std::vector<std::int64_t> *indices = nullptr;  // sparse variant
     std::vector<std::byte> *values = nullptr;
+    bool device = false;  // `dense` is device memory
 };
 
 // The operation (not started). `local_error` is an argument error this rank found before

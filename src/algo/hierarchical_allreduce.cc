@@ -5,6 +5,7 @@
 #include "algo/block_allreduce.h"
 #include "algo/sparse_operation.h"
 #include "core/comm_state.h"
+#include "core/device_memory.h"
 #include "core/element_type.h"
 #include "core/library.h"
 
@@ -25,9 +26,9 @@ const OpCounters *counters_of(const Operation *op) {
 
 HierarchicalAllreduce::HierarchicalAllreduce(CommState &state, NodeHierarchy &levels, const void *sendbuf,
                                              void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
-                                             bool local_failure)
+                                             BufferKinds kinds, bool local_failure)
     : state_(state), levels_(levels), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype), op_(op),
-      local_failure_(local_failure), scratch_() {}
+      kinds_(kinds), local_failure_(local_failure), scratch_() {}
 
 HierarchicalAllreduce::~HierarchicalAllreduce() {
     // A level still in line leaves it; one already running is waited for (its peers need it), never
@@ -57,7 +58,8 @@ void HierarchicalAllreduce::reset() {
 
 void HierarchicalAllreduce::activate() {
     if (!scratch_) scratch_ = borrow_scratch(state_);
-    node_op_ = make_block_allreduce(*levels_.node_state, sendbuf_, recvbuf_, count_, datatype_, op_, local_failure_);
+    node_op_ =
+        make_block_allreduce(*levels_.node_state, sendbuf_, recvbuf_, count_, datatype_, op_, kinds_, local_failure_);
     levels_.node_state->start(*node_op_);
     stage_ = Stage::Node;
 }
@@ -83,7 +85,7 @@ void HierarchicalAllreduce::start_broadcast() {
     // Whether the final result came from a dense reduction (one leader alone reduces nothing).
     const Operation &top = leader_op_ && levels_.leader_state->size() > 1 ? *leader_op_ : *node_op_;
     broadcast_.emplace(levels_.node_state->comm(), recvbuf_, layout, datatype_, scratch_->resources.buffers,
-                       scratch_->bitmap);
+                       scratch_->bitmap, on_device(kinds_.recv) ? device_memory() : nullptr, scratch_->device);
     broadcast_->start(algorithm_of(top) == Algorithm::Dense, static_cast<bool>(error_));
     stage_ = Stage::Broadcast;
 }
@@ -95,7 +97,7 @@ bool HierarchicalAllreduce::progress() {
         if (!error_ && node_op_->error()) error_ = node_op_->error();
         if (levels_.leader_state) {
             leader_op_ = make_block_allreduce(*levels_.leader_state, MPI_IN_PLACE, recvbuf_, count_, datatype_, op_,
-                                              static_cast<bool>(error_));
+                                              BufferKinds{kinds_.recv, kinds_.recv}, static_cast<bool>(error_));
             levels_.leader_state->start(*leader_op_);
             stage_ = Stage::Leaders;
         } else {

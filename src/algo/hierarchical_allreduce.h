@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "algo/block_allreduce.h"
 #include "algo/node_broadcast.h"
 #include "algo/operation_scratch.h"
 #include "core/operation.h"
@@ -23,7 +24,7 @@ struct NodeHierarchy;
 class HierarchicalAllreduce final : public Operation {
   public:
     HierarchicalAllreduce(CommState &state, NodeHierarchy &levels, const void *sendbuf, void *recvbuf,
-                          std::uint64_t count, MPI_Datatype datatype, MPI_Op op, bool local_failure);
+                          std::uint64_t count, MPI_Datatype datatype, MPI_Op op, BufferKinds kinds, bool local_failure);
     ~HierarchicalAllreduce() override;
 
     void activate() override;
@@ -47,6 +48,7 @@ class HierarchicalAllreduce final : public Operation {
     std::uint64_t count_;
     MPI_Datatype datatype_;
     MPI_Op op_;
+    BufferKinds kinds_;
     bool local_failure_;
     Stage stage_ = Stage::Node;
     OpError error_;

@@ -22,9 +22,9 @@ constexpr std::uint64_t kFailedMarker = kDenseMarker - 1;
 }  // namespace
 
 NodeBroadcast::NodeBroadcast(MPI_Comm comm, void *buf, const BlockLayout &layout, MPI_Datatype datatype,
-                             BufferPool &pool, BlockBitmap &bitmap)
+                             BufferPool &pool, BlockBitmap &bitmap, DeviceMemory *device, DeviceStaging &staging)
     : comm_(comm), buf_(static_cast<std::byte *>(buf)), layout_(layout), datatype_(datatype), pool_(pool),
-      bitmap_(bitmap) {
+      bitmap_(bitmap), device_(device), staging_(staging) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     leader_ = rank == 0;
@@ -32,6 +32,17 @@ NodeBroadcast::NodeBroadcast(MPI_Comm comm, void *buf, const BlockLayout &layout
 
 NodeBroadcast::~NodeBroadcast() {
     pool_.release(std::move(packed_));
+}
+
+// A device copy that fails leaves this rank's result unusable; the broadcast itself goes on (its peers
+// are in it), and the error is this rank's.
+template <class Copy>
+void NodeBroadcast::device_copy(Copy copy) {
+    try {
+        copy();
+    } catch (const Error &e) {
+        if (!error_) error_ = OpError{e.id(), e.detail()};
+    }
 }
 
 void NodeBroadcast::start(bool dense, bool failed) {
@@ -43,7 +54,13 @@ void NodeBroadcast::start(bool dense, bool failed) {
         n_ = kFailedMarker;
     } else if (leader_ && !dense && blocks <= std::numeric_limits<std::uint32_t>::max()) {
         bitmap_.reset(blocks);
-        n_ = scan_blocks(buf_, layout_, bitmap_, nullptr);
+        try {
+            n_ = device_ != nullptr ? device_->scan(buf_, layout_, bitmap_)
+                                    : scan_blocks(buf_, layout_, bitmap_, nullptr);
+        } catch (const Error &e) {
+            error_ = OpError{e.id(), e.detail()};
+            n_ = kFailedMarker;  // the node fails with its leader instead of waiting
+        }
         if (static_cast<double>(n_) * static_cast<double>(layout_.block_bytes() + sizeof(std::uint32_t)) >=
             kPackedShare * static_cast<double>(layout_.total_bytes()))
             n_ = kDenseMarker;
@@ -60,7 +77,7 @@ void NodeBroadcast::start_payload() {
         return;
     }
     if (n_ == kDenseMarker) {
-        mpi_.ibcast(buf_, layout_.count, datatype_, comm_);
+        mpi_.ibcast(dense_host(), layout_.count, datatype_, comm_);
         bytes_ = layout_.total_bytes();
         stage_ = Stage::Payload;
         return;
@@ -83,7 +100,10 @@ void NodeBroadcast::start_payload() {
         for (std::uint64_t b = bitmap_.next_set(0, blocks); b < blocks; b = bitmap_.next_set(b + 1, blocks))
             index[k++] = static_cast<std::uint32_t>(b);
         const std::size_t last_bytes = layout_.bytes_of(index[n_ - 1]);
-        gather_blocks(packed_.data(), buf_, index, static_cast<std::size_t>(n_), 0, block_bytes, last_bytes);
+        if (device_ != nullptr)
+            device_copy([&] { device_->download_blocks(buf_, layout_, bitmap_, n_, packed_.data()); });
+        else
+            gather_blocks(packed_.data(), buf_, index, static_cast<std::size_t>(n_), 0, block_bytes, last_bytes);
         std::memset(packed_.data() + data_bytes - block_bytes + last_bytes, 0, block_bytes - last_bytes);
     }
     mpi_.ibcast(packed_.data(), total, MPI_BYTE, comm_);
@@ -91,14 +111,36 @@ void NodeBroadcast::start_payload() {
     stage_ = Stage::Payload;
 }
 
+std::byte *NodeBroadcast::dense_host() {
+    if (device_ == nullptr) return buf_;
+    std::byte *host = staging_.output.reserve(*device_, layout_.total_bytes());
+    if (leader_) device_copy([&] { device_->download(buf_, layout_.total_bytes(), host); });
+    return host;
+}
+
 void NodeBroadcast::finish_payload() {
     stage_ = Stage::Done;
-    if (leader_ || n_ == kDenseMarker) return;
+    if (leader_) return;
+    if (n_ == kDenseMarker) {
+        if (device_ != nullptr)
+            device_copy([&] { device_->upload(staging_.output.data(), layout_.total_bytes(), buf_); });
+        return;
+    }
     const std::uint64_t blocks = layout_.num_blocks();
     const std::size_t data_bytes = static_cast<std::size_t>(n_) * layout_.block_bytes();
     const auto *index = reinterpret_cast<const std::uint32_t *>(packed_.data() + data_bytes);
     if (!ascending_below(index, static_cast<std::size_t>(n_), blocks)) {
         error_ = OpError{ErrorId::ProtocolViolation, "node broadcast with bad block numbers"};
+        return;
+    }
+    if (device_ != nullptr) {
+        std::vector<std::uint64_t> &list = staging_.result_blocks;
+        list.assign(index, index + n_);
+        staging_.result_present.reset(blocks);
+        for (std::uint64_t k : list)
+            staging_.result_present.set(k);
+        device_copy(
+            [&] { device_->write_blocks(buf_, layout_, packed_.data(), list.data(), n_, staging_.result_present); });
         return;
     }
     write_covered(buf_, 0, layout_.total_bytes(), packed_.data(), index, static_cast<std::size_t>(n_),

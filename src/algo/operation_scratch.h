@@ -1,11 +1,12 @@
 // The memory one operation works in, borrowed from its communicator and given back when it ends, so
 // that a steady stream of calls allocates nothing: the non-zero bitmap, the pair sort's buffers, and
-// the stream's buffers, message records and window scratch. Sends the transport still holds (their
-// acknowledgement not yet in) keep it aside until they complete.
+// the stream's buffers, message records and window scratch, and pinned staging for device buffers. Sends the transport
+// still holds (their acknowledgement not yet in) keep it aside until they complete.
 #pragma once
 
 #include <memory>
 
+#include "algo/device_staging.h"
 #include "algo/stream_resources.h"
 #include "core/block_bitmap.h"
 #include "core/comm_state.h"
@@ -18,6 +19,7 @@ struct OperationScratch final : Reusable {
     BlockBitmap bitmap;
     PairSortScratch pairs;
     StreamResources resources;
+    DeviceStaging device;  // device buffers only
 
     bool settle() override { return resources.reap(); }
     void abandon() override { resources.abandon(); }

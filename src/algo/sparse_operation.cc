@@ -81,6 +81,7 @@ void SparseOperation::agree(const SparseCall &call) {
                                                                              : 0);
     put(AgreementFields::kAlgorithm, static_cast<std::int64_t>(state_.config().algorithm));
     put(AgreementFields::kNonzero, local ? 0 : static_cast<std::int64_t>(call.nonzero));
+    put(AgreementFields::kDevice, call.device ? 1 : 0);
     for (std::size_t j = 0; j < bins && !local; ++j) {
         const std::uint64_t lo = std::min(blocks, j * width);
         const std::uint64_t hi = std::min(blocks, lo + width);
@@ -124,6 +125,7 @@ void SparseOperation::on_agreed() {
     d.bins.assign(v.begin() + AgreementFields::kHeader, v.end());
     d.bin_width = bin_width(call_.layout.num_blocks(), d.bins.size());
     d.output_to_zero = call_.output_to_zero;
+    d.device = v[AgreementFields::kDevice].max > 0;
     make_plan(d, state_.config(), plan_);
     if (!call_.sparse_capable) plan_.algorithm = Algorithm::Dense;
     if (call_.sparse_capable && !call_.allow_dense && plan_.algorithm == Algorithm::Dense) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/device_memory.h"
 #include "core/error.h"
 
 namespace mpix::sparse::detail {
@@ -37,6 +38,18 @@ void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Cou
         const auto bytes = static_cast<std::uintptr_t>(count) * static_cast<std::uintptr_t>(size);
         if (s < r + bytes && r < s + bytes) fail(ErrorId::AliasedBuffers);
     }
+}
+
+MemoryKind memory_kind_of(const void *buffer, MPI_Datatype datatype) {
+    if (buffer == MPI_IN_PLACE) return MemoryKind::Host;
+    const MemoryKind kind = classify_memory(buffer);
+    if (kind == MemoryKind::Host) return kind;
+    if (device_memory() == nullptr) fail(ErrorId::DeviceUnsupported);
+    MPI_Count size = 0, lb = 0, extent = 0;
+    MPI_Type_size_x(datatype, &size);
+    MPI_Type_get_extent_x(datatype, &lb, &extent);
+    if (lb != 0 || size != extent) fail(ErrorId::DeviceDatatype);
+    return kind;
 }
 
 }  // namespace mpix::sparse::detail

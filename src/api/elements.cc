@@ -43,10 +43,28 @@ ErrorId check_element_arguments(const ElementInput &in) {
     return kNoError;
 }
 
-void run(MPI_Comm comm, const ElementInput &in, const ElementOutput &out, ErrorId local) {
+// Indices and values must live in the same kind of memory (both staged, or neither). Returns the
+// argument error, raised after the agreement like the others.
+ErrorId classify_buffers(ElementInput &in, ElementOutput &out) {
+    try {
+        if (in.nnz > 0) {
+            const MemoryKind indices = memory_kind_of(in.indices, MPI_INT64_T);
+            const MemoryKind values = memory_kind_of(in.values, in.datatype);
+            if (on_device(indices) != on_device(values)) return ErrorId::MixedElementMemory;
+            in.device = on_device(values);
+        }
+        out.device = out.dense != nullptr && on_device(memory_kind_of(out.dense, in.datatype));
+    } catch (const Error &e) {
+        return e.id();
+    }
+    return kNoError;
+}
+
+void run(MPI_Comm comm, ElementInput in, ElementOutput out, ErrorId local) {
     Library &library = Library::get();
     library.check_comm(comm);
     if (local == kNoError) local = check_element_arguments(in);
+    if (local == kNoError) local = classify_buffers(in, out);
     CommState &state = library.state_for(comm);
     auto operation = make_element_allreduce(state, in, out, local);
     library.run(state, *operation);

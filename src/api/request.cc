@@ -46,10 +46,11 @@ std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *r
     Library &library = Library::get();
     library.check_comm(comm);
     check_reduction_arguments(sendbuf, recvbuf, count, datatype, op);
+    const BufferKinds kinds{memory_kind_of(sendbuf, datatype), memory_kind_of(recvbuf, datatype)};
     auto r = std::make_unique<MPIX_Sparse_request_s>();
     r->comm = comm;
     r->state = &library.state_for(comm);
-    r->op = make_block_allreduce(*r->state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op);
+    r->op = make_block_allreduce(*r->state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op, kinds);
     library.enable_progress_thread(settings != nullptr ? settings->progress_thread
                                                        : r->state->config().progress_thread);
     return r;

@@ -37,7 +37,7 @@ class AgreementOp {
 
 // What ranks agree on before a block- or element-sparse call.
 struct AgreementFields {
-    enum : std::size_t { kCount = 0, kType, kOp, kBlockElems, kError, kAlgorithm, kNonzero, kHeader };
+    enum : std::size_t { kCount = 0, kType, kOp, kBlockElems, kError, kAlgorithm, kNonzero, kDevice, kHeader };
 };
 
 }  // namespace mpix::sparse::detail

@@ -33,10 +33,14 @@ struct CostParams {
     // Allgather of non-zero blocks or pairs: latency per log2(P) step (µs), ns per byte gathered.
     double allgather_alpha_us = 30.0;
     double allgather_beta_ns = 1.5;
-    double allgather_block_ns = 5.0; // per block merged (P * D)
+    double allgather_block_ns = 5.0;  // per block merged (P * D)
     // ns per byte of an output the sparse algorithms must zero themselves (the element variant's dense
     // output; the block variant zeroes during its scan, before the choice).
     double memory_ns = 0.15;
+    // ns per byte crossing PCIe when some rank's buffers are in device memory: the dense path stages
+    // whole buffers both ways, the sparse ones only non-zero blocks and the union (not fitted on a GPU
+    // machine yet: ~25 GB/s, a PCIe 4/5 link shared by a few ranks).
+    double pcie_ns = 0.04;
     // A sparse algorithm must be predicted this much faster than dense to be chosen: dense is never
     // worse than MPI_Allreduce, so uncertainty should fall on its side.
     double sparse_margin = 1.15;

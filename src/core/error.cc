@@ -32,6 +32,14 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "MPIX_Sparse: request is active: complete it with MPIX_Sparse_wait or MPIX_Sparse_test first"},
     {ErrorId::RequestNotPersistent, ErrorKind::Arg,
      "MPIX_Sparse: MPIX_Sparse_start takes persistent requests (from MPIX_Sparse_allreduce_init)"},
+    {ErrorId::DeviceUnsupported, ErrorKind::Arg,
+     "MPIX_Sparse: a buffer is in GPU memory, but this library was built without CUDA support or finds no "
+     "usable CUDA device (see MPIX_SPARSE_DEBUG=1)"},
+    {ErrorId::MixedElementMemory, ErrorKind::Arg,
+     "MPIX_Sparse: indices and values must both be in host memory or both in GPU memory"},
+    {ErrorId::DeviceDatatype, ErrorKind::Arg,
+     "MPIX_Sparse: a GPU buffer needs a datatype that is contiguous from offset 0 (size equal to extent, lower "
+     "bound 0)"},
     {ErrorId::CommNull, ErrorKind::Comm, "MPIX_Sparse: communicator is MPI_COMM_NULL"},
     {ErrorId::CommInvalid, ErrorKind::Comm,
      "MPIX_Sparse: communicator is not a valid communicator (freed or never created)"},
@@ -83,6 +91,7 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
     {ErrorId::OutOfMemory, ErrorKind::Intern, "MPIX_Sparse: out of memory"},
     {ErrorId::InjectedFailure, ErrorKind::Intern,
      "MPIX_Sparse: a failure injected for testing (info key mpix_sparse_test_fail)"},
+    {ErrorId::DeviceFailure, ErrorKind::Intern, "MPIX_Sparse: a CUDA call on a device buffer failed"},
 }};
 
 // The table is indexed by ErrorId: catch a misordered entry at compile time.

@@ -31,6 +31,9 @@ enum class ErrorId : int {
     InvalidRequest,
     RequestActive,
     RequestNotPersistent,
+    DeviceUnsupported,
+    MixedElementMemory,
+    DeviceDatatype,
     CommNull,
     CommInvalid,
     CommInter,
@@ -53,6 +56,7 @@ enum class ErrorId : int {
     MpiFailure,
     OutOfMemory,
     InjectedFailure,
+    DeviceFailure,
     Count_
 };
 

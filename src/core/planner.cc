@@ -85,6 +85,16 @@ CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
                       c.sparse_copy_ns * f.aggregator[2] + c.sparse_block_ns * f.aggregator[3] + zero;
     e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1] +
                      c.allgather_block_ns * f.allgather[2] + zero;
+    if (d.device) {
+        // Staging: dense moves the buffer down and back up; sparse the busiest contribution down and
+        // the union up.
+        const double N = static_cast<double>(d.layout.total_bytes());
+        const double bb = static_cast<double>(d.layout.block_bytes());
+        const double sparse_bytes = (static_cast<double>(d.nonzero_max) + f.union_blocks) * bb;
+        e.dense_us += c.pcie_ns * 2.0 * N / 1e3;
+        e.aggregator_us += c.pcie_ns * sparse_bytes / 1e3;
+        e.allgather_us += c.pcie_ns * sparse_bytes / 1e3;
+    }
     return e;
 }
 

@@ -25,6 +25,7 @@ struct Demand {
     std::vector<SumMax> bins;       // blocks with data per bin of bin_width blocks: sum and max
     std::uint64_t bin_width = 1;
     bool output_to_zero = false;  // a sparse algorithm must zero the whole output (element variant)
+    bool device = false;          // some rank's buffers are in device memory (staged over PCIe)
 };
 
 struct CostEstimate {

@@ -6,6 +6,10 @@
 
 #include <cstdio>
 
+#ifdef MPIX_SPARSE_TEST_NEEDS_DEVICE
+#include "core/device_memory.h"
+#endif
+
 namespace {
 
 class FailuresOnly : public ::testing::EmptyTestEventListener {
@@ -34,6 +38,16 @@ int main(int argc, char **argv) {
     }
 #else
     MPI_Init(&argc, &argv);
+#endif
+#ifdef MPIX_SPARSE_TEST_NEEDS_DEVICE
+    // Device tests: skipped (on every rank alike) where no rank has a device backend.
+    int have = mpix::sparse::detail::device_memory() != nullptr ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (have == 0) {
+        std::fprintf(stderr, "no device backend (no GPU, or built without CUDA): skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
 #endif
     ::testing::InitGoogleTest(&argc, argv);
     int rank = 0;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,20 @@ class SparseComm {
   private:
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rc_ = MPI_SUCCESS;
+};
+
+// Communicators configured through info keys, created once per name and reused by many cases.
+class CommCache {
+  public:
+    using Keys = std::vector<std::pair<std::string, std::string>>;
+    MPI_Comm get(const std::string &name, const Keys &keys) {
+        auto it = comms_.find(name);
+        if (it == comms_.end()) it = comms_.emplace(name, std::make_unique<SparseComm>(MPI_COMM_WORLD, keys)).first;
+        return it->second->get();
+    }
+
+  private:
+    std::map<std::string, std::unique_ptr<SparseComm>> comms_;
 };
 
 inline MPIX_Sparse_stats stats_of(MPI_Comm comm) {

@@ -25,27 +25,14 @@ const OpCase kOps[] = {{MPI_SUM, ReduceOp::Sum, "SUM"},    {MPI_BOR, ReduceOp::B
                        {MPI_BXOR, ReduceOp::Bxor, "BXOR"}, {MPI_LOR, ReduceOp::Lor, "LOR"},
                        {MPI_LXOR, ReduceOp::Lxor, "LXOR"}, {MPI_MAX, ReduceOp::Max, "MAX"}};
 
-// Communicators configured per (algorithm, block size), created once and reused by many cases.
-class CommCache {
-  public:
-    MPI_Comm get(const std::string &algorithm, std::uint32_t block) {
-        auto key = algorithm + "/" + std::to_string(block);
-        auto it = comms_.find(key);
-        if (it == comms_.end()) {
-            auto c = std::make_unique<SparseComm>(
-                MPI_COMM_WORLD, std::vector<std::pair<std::string, std::string>>{
-                                    {"mpix_sparse_algorithm", algorithm},
-                                    {"mpix_sparse_block_size", std::to_string(block)},
-                                    // Let tiny counts take the sparse path too, to test its edges.
-                                    {"mpix_sparse_dense_below", algorithm == "auto" ? "65536" : "0"}});
-            it = comms_.emplace(key, std::move(c)).first;
-        }
-        return it->second->get();
-    }
-
-  private:
-    std::map<std::string, std::unique_ptr<SparseComm>> comms_;
-};
+// The communicator of an (algorithm, block size), from the cache.
+MPI_Comm comm_for(CommCache &comms, const std::string &algorithm, std::uint32_t block) {
+    return comms.get(algorithm + "/" + std::to_string(block),
+                     {{"mpix_sparse_algorithm", algorithm},
+                      {"mpix_sparse_block_size", std::to_string(block)},
+                      // Let tiny counts take the sparse path too, to test its edges.
+                      {"mpix_sparse_dense_below", algorithm == "auto" ? "65536" : "0"}});
+}
 
 struct Case {
     TypeCase type;
@@ -78,7 +65,7 @@ void check_case(const Case &c, CommCache &comms) {
     ASSERT_EQ(
         MPI_Allreduce(input.data(), expected.data(), static_cast<int>(c.count), c.type.mpi, c.op.mpi, MPI_COMM_WORLD),
         MPI_SUCCESS);
-    MPI_Comm comm = comms.get(c.algorithm, c.block);
+    MPI_Comm comm = comm_for(comms, c.algorithm, c.block);
     int rc;
     if (c.in_place) {
         if (!input.empty()) std::memcpy(ours.data(), input.data(), input.size());
