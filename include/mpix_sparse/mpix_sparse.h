@@ -180,6 +180,7 @@ enum MPIX_Sparse_error_kind {
     MPIX_SPARSE_ERRKIND_TRANSPORT, /* the UCX transport failed */
     MPIX_SPARSE_ERRKIND_PROTOCOL,  /* a malformed message arrived from a peer */
     MPIX_SPARSE_ERRKIND_INTERN,    /* an MPI call failed inside the library, or out of memory */
+    MPIX_SPARSE_ERRKIND_TIMEOUT,   /* no progress within mpix_sparse_timeout: a peer stalled or left */
     MPIX_SPARSE_ERRKIND_COUNT_
 };
 MPIX_SPARSE_API int MPIX_Sparse_error_class(int kind);
@@ -190,6 +191,7 @@ MPIX_SPARSE_API int MPIX_Sparse_error_class(int kind);
 #define MPIX_ERR_SPARSE_TRANSPORT MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TRANSPORT)
 #define MPIX_ERR_SPARSE_PROTOCOL MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_PROTOCOL)
 #define MPIX_ERR_SPARSE_INTERN MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INTERN)
+#define MPIX_ERR_SPARSE_TIMEOUT MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TIMEOUT)
 
 #ifdef __cplusplus
 }

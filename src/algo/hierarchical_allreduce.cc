@@ -44,13 +44,15 @@ HierarchicalAllreduce::~HierarchicalAllreduce() {
         if (!out_of_line) Library::get().wait_until([op] { return op->retired(); });
     }
     broadcast_.reset();  // completes its MPI requests first: not under the engine lock
+    dispose(std::move(node_op_));
+    dispose(std::move(leader_op_));
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
     if (scratch_) state_.give_back(std::move(scratch_));
 }
 
 void HierarchicalAllreduce::reset() {
-    node_op_.reset();
-    leader_op_.reset();
+    dispose(std::move(node_op_));
+    dispose(std::move(leader_op_));
     broadcast_.reset();
     error_ = OpError{};
     stage_ = Stage::Node;
@@ -73,6 +75,13 @@ void HierarchicalAllreduce::fail(OpError error) {
     if (!error_) error_ = std::move(error);
     // Failed before the node level could start (activation threw): nothing to take part in yet.
     if (stage_ == Stage::Node && !node_op_) stage_ = Stage::Done;
+}
+
+void HierarchicalAllreduce::abandon(OpError error) {
+    // The levels' operations and the broadcast's requests stay with the parked operation.
+    error_ = std::move(error);
+    stage_ = Stage::Done;
+    mark_abandoned();
 }
 
 void HierarchicalAllreduce::start_broadcast() {

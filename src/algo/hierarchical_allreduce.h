@@ -31,6 +31,7 @@ class HierarchicalAllreduce final : public Operation {
     void on_message(InboundMessage &&message) override;
     bool progress() override;
     void fail(OpError error) override;
+    void abandon(OpError error) override;
     bool done() const override { return stage_ == Stage::Done; }
     const OpError &error() const override { return error_; }
     std::string describe() const override;

@@ -231,6 +231,14 @@ void SparseOperation::fail(OpError error) {
         error_ = std::move(error);
 }
 
+void SparseOperation::abandon(OpError error) {
+    // Nothing is released: pending MPI requests and transfers may still write into the agreement,
+    // the gathered records, the held messages and the scratch, all kept with the parked operation.
+    stage_ = Stage::Done;
+    error_ = std::move(error);
+    mark_abandoned();
+}
+
 bool SparseOperation::step() {
     switch (stage_) {
     case Stage::Idle:

@@ -1,5 +1,8 @@
 #include "algo/worker_role.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -100,7 +103,8 @@ bool WorkerRole::send_contributions(Shard &shard) {
             }
         }
         const bool inject = !injected_ && (spec_.fail_at == FailPoint::Contribution ||
-                                           spec_.fail_at == FailPoint::Corrupt || spec_.fail_at == FailPoint::Throw);
+                                           spec_.fail_at == FailPoint::Corrupt || spec_.fail_at == FailPoint::Throw ||
+                                           spec_.fail_at == FailPoint::Stop || spec_.fail_at == FailPoint::Exit);
         if (inject && spec_.fail_at == FailPoint::Corrupt) h.end = h.shard_hi + 1;  // outside the shard
         transport_.send(spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)], h, payload, bytes,
                         message->sent);
@@ -117,6 +121,9 @@ bool WorkerRole::send_contributions(Shard &shard) {
                 fail(ErrorId::InjectedFailure, "after the first contribution");
             if (spec_.fail_at == FailPoint::Throw)
                 throw Error(ErrorId::InjectedFailure, "thrown after the first contribution");
+            // A stalled or dead peer, between messages (reliability tests).
+            if (spec_.fail_at == FailPoint::Stop) raise(SIGSTOP);
+            if (spec_.fail_at == FailPoint::Exit) _exit(0);
             break;
         }
     }

@@ -66,8 +66,7 @@ void run(MPI_Comm comm, ElementInput in, ElementOutput out, ErrorId local) {
     if (local == kNoError) local = check_element_arguments(in);
     if (local == kNoError) local = classify_buffers(in, out);
     CommState &state = library.state_for(comm);
-    auto operation = make_element_allreduce(state, in, out, local);
-    library.run(state, *operation);
+    library.run(state, make_element_allreduce(state, in, out, local));
 }
 
 }  // namespace

@@ -21,6 +21,8 @@ struct MPIX_Sparse_request_s {
     std::unique_ptr<Operation> op;
     bool persistent = false;
     bool active = false;
+
+    ~MPIX_Sparse_request_s() { dispose(std::move(op)); }
 };
 
 namespace {
@@ -60,6 +62,9 @@ std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *r
 // before completion: a blocking call's own wait progresses it.
 void start(MPIX_Sparse_request_s &r, bool wake_progress_thread = true) {
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+    // An operation abandoned when its communicator broke keeps its memory for late transfers: it
+    // cannot run again, and the communicator would refuse it anyway.
+    if (r.op->abandoned()) throw r.op->error().to_error();
     r.op->reset();
     r.state->start(*r.op);
     r.active = true;

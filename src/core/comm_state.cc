@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <new>
+#include <sstream>
 #include <string>
 #include <utility>
 
+#include "core/debug.h"
 #include "core/error.h"
 #include "core/library.h"
 #include "core/placement.h"
@@ -26,7 +29,29 @@ MPI_Comm private_duplicate(MPI_Comm comm) {
 // behind rather than freeing it under the transport.
 constexpr std::chrono::seconds kTeardownGrace{2};
 
+// The watchdog. A gap this long between two progress steps means nobody was waiting (the
+// application computed with a request pending): that time does not count as a stall.
+constexpr std::chrono::milliseconds kUnwatchedGap{1000};
+// After this long without progress, the peers' liveness is checked (cheap: a kill(pid, 0) per peer
+// on this machine, a flag per endpoint elsewhere), and again at this interval.
+constexpr std::chrono::milliseconds kLivenessInterval{500};
+
+std::string rank_list(const std::vector<int> &ranks) {
+    std::string s;
+    for (int r : ranks)
+        s += (s.empty() ? "" : ", ") + std::to_string(r);
+    return s;
+}
+
 }  // namespace
+
+struct CommState::Notices {
+    std::vector<WireHeader> headers;
+    std::vector<Completion> sent;
+    bool settled() const {
+        return std::all_of(sent.begin(), sent.end(), [](const Completion &c) { return c.done(); });
+    }
+};
 
 CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
     internal_ = private_duplicate(comm);
@@ -88,7 +113,11 @@ void CommState::build_hierarchy(const std::vector<int> &node_of_rank) {
     level.aggregators = 0;
     try {
         h->node_state = std::make_unique<CommState>(h->node, level);
-        if (h->leaders != MPI_COMM_NULL) h->leader_state = std::make_unique<CommState>(h->leaders, level);
+        h->node_state->parent_ = this;
+        if (h->leaders != MPI_COMM_NULL) {
+            h->leader_state = std::make_unique<CommState>(h->leaders, level);
+            h->leader_state->parent_ = this;
+        }
     } catch (...) {
         h->node_state.reset();
         MPI_Comm_free(&h->node);
@@ -129,6 +158,7 @@ CommState::~CommState() {
     {
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
         library.remove_busy(this);
+        if (notices_ && !notices_->settled()) library.park(notices_);
         for (auto &s : lingering_)
             s->abandon();
         for (InboundMessage &m : early_)
@@ -159,6 +189,12 @@ void CommState::start(Operation &op) {
     ++stats_.calls;
     op.set_seq(next_seq_++);
     op.set_retired(false);
+    if (broken_) {
+        // Nothing runs on a broken communicator: the call fails at once, with what broke it.
+        op.fail(OpError{broken_.id, "the communicator broke earlier: " + broken_.detail});
+        op.set_retired(true);
+        return;
+    }
     queue_.push_back(&op);
     Library::get().add_busy(this);
 }
@@ -182,6 +218,9 @@ void CommState::fail_running(OpError error) {
 void CommState::activate_front() {
     Operation &op = *queue_.front();
     front_active_ = true;
+    last_moved_ = last_polled_ = Clock::now();
+    notices_sent_ = false;
+    if (stalled_seq_ != op.seq()) stalled_peers_.clear();
     try {
         op.activate();
     } catch (const Error &e) {
@@ -213,14 +252,20 @@ bool CommState::progress() {
             moved = true;
         }
         Operation &op = *queue_.front();
+        bool stepped = false;
         try {
-            moved |= op.progress();
+            stepped = op.progress();
         } catch (const Error &e) {
             op.fail({e.id(), e.detail()});
         } catch (const std::bad_alloc &) {
             op.fail({ErrorId::OutOfMemory, "advancing an operation"});
         }
-        if (!op.done()) break;
+        moved |= stepped;
+        if (!op.done()) {
+            watch(stepped);
+            if (broken_) return true;
+            break;
+        }
         queue_.erase(queue_.begin());
         front_active_ = false;
         op.set_retired(true);
@@ -234,6 +279,10 @@ void CommState::on_message(InboundMessage &&message) {
     // Runs inside the transport's callback: nothing may escape.
     try {
         const WireHeader &h = message.header;
+        if (broken_) {
+            release(message);  // nothing runs here any more
+            return;
+        }
         if (const char *bad = check_header(h, sizeof(WireHeader))) {
             release(message);
             fail_running({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
@@ -243,7 +292,21 @@ void CommState::on_message(InboundMessage &&message) {
             release(message);  // only dedicated aggregators expect goodbyes
             return;
         }
+        if (h.kind == MessageKind::Stalled) {
+            // A peer waits in operation seq past its timeout: it is not the one holding it up.
+            const auto sender = static_cast<int>(h.sender);
+            if (h.seq != stalled_seq_) {
+                stalled_seq_ = h.seq;
+                stalled_peers_.clear();
+            }
+            if (sender >= 0 && sender < group_.size &&
+                std::find(stalled_peers_.begin(), stalled_peers_.end(), sender) == stalled_peers_.end())
+                stalled_peers_.push_back(sender);
+            release(message);
+            return;
+        }
         if (!queue_.empty() && front_active_ && h.seq == queue_.front()->seq()) {
+            front_moved_ = true;
             queue_.front()->on_message(std::move(message));
             return;
         }
@@ -295,8 +358,119 @@ bool CommState::settle_lingering() {
     return lingering_.empty();
 }
 
+void CommState::watch(bool moved) {
+    const Clock::time_point now = Clock::now();
+    if (now - last_polled_ > kUnwatchedGap) last_moved_ = now;  // nobody waited in between
+    last_polled_ = now;
+    if (moved || front_moved_) {
+        front_moved_ = false;
+        last_moved_ = now;
+        notices_sent_ = false;
+        return;
+    }
+    const auto idle = now - last_moved_;
+    if (idle >= kLivenessInterval && now - last_liveness_check_ >= kLivenessInterval && links_) {
+        last_liveness_check_ = now;
+        if (const int gone = links_->unreachable_peer(); gone >= 0) {
+            break_state({ErrorId::PeerGone, "rank " + std::to_string(gone) + " of the communicator's group is gone (" +
+                                                links_->describe_peer(gone) + ") while this rank waited in " +
+                                                queue_.front()->describe()});
+            return;
+        }
+    }
+    if (config_.timeout_s <= 0) return;
+    const auto timeout = std::chrono::duration<double>(config_.timeout_s);
+    if (idle < timeout) return;
+    if (!notices_sent_) {
+        // Tell the peers, then give theirs a moment to arrive: ranks that wait in this operation too
+        // are not the ones holding it up.
+        send_stalled_notices();
+        notices_sent_ = true;
+        const auto grace = std::min<Clock::duration>(std::chrono::seconds(1),
+                                                     std::chrono::duration_cast<Clock::duration>(timeout / 4));
+        grace_end_ = now + std::max<Clock::duration>(grace, std::chrono::milliseconds(100));
+        return;
+    }
+    if (now < grace_end_) return;
+    const std::string report = stall_report();
+    if (debug_enabled()) std::fprintf(stderr, "mpix_sparse: context %u: %s\n", context_, report.c_str());
+    break_state({ErrorId::Timeout, report});
+}
+
+void CommState::send_stalled_notices() {
+    if (!links_ || queue_.empty()) return;
+    const std::uint64_t seq = queue_.front()->seq();
+    if (stalled_seq_ != seq) {
+        stalled_seq_ = seq;
+        stalled_peers_.clear();
+    }
+    auto notices = std::make_shared<Notices>();
+    notices->headers.resize(static_cast<std::size_t>(group_.size));
+    notices->sent.resize(static_cast<std::size_t>(group_.size));
+    for (int peer = 0; peer < group_.size; ++peer) {
+        if (peer == group_.rank) continue;
+        WireHeader &h = notices->headers[static_cast<std::size_t>(peer)];
+        h.kind = MessageKind::Stalled;
+        h.context = context_;
+        h.seq = seq;
+        h.sender = static_cast<std::uint32_t>(group_.rank);
+        links_->send(peer, h, nullptr, 0, notices->sent[static_cast<std::size_t>(peer)]);
+    }
+    if (notices_ && !notices_->settled()) Library::get().park(notices_);
+    notices_ = std::move(notices);
+}
+
+std::string CommState::stall_report() const {
+    std::vector<int> silent, waiting;
+    for (int peer = 0; peer < group_.size; ++peer) {
+        if (peer == group_.rank) continue;
+        const bool heard = std::find(stalled_peers_.begin(), stalled_peers_.end(), peer) != stalled_peers_.end();
+        (heard ? waiting : silent).push_back(peer);
+    }
+    // The names first: the operation's own description can be long (the error string is bounded).
+    std::ostringstream s;
+    if (!silent.empty())
+        s << "waiting for rank(s) " << rank_list(silent) << " (no word from them: stalled, gone, or not in this call)";
+    else
+        s << "every peer is waiting too";
+    if (!waiting.empty()) s << "; rank(s) " << rank_list(waiting) << " wait in it too";
+    s << "; no progress for " << config_.timeout_s << " s in " << queue_.front()->describe();
+    return s.str();
+}
+
+void CommState::break_state(const OpError &error) {
+    if (broken_) return;
+    broken_ = error;
+    if (debug_enabled())
+        std::fprintf(stderr, "mpix_sparse: context %u is broken: %s\n", context_, error.detail.c_str());
+    // The running operation may have MPI requests and transfers outstanding: abandoned (its owner
+    // parks it). Those still in line never started anything: they just fail.
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+        Operation &op = *queue_[i];
+        if (i == 0 && front_active_)
+            op.abandon(error);
+        else
+            op.fail(error);
+        op.set_retired(true);
+    }
+    queue_.clear();
+    front_active_ = false;
+    for (InboundMessage &m : early_)
+        release(m);
+    early_.clear();
+    Library::get().remove_busy(this);
+    if (notices_ && !notices_->settled()) Library::get().park(notices_);
+    notices_.reset();
+    // The levels of a hierarchy and the communicator they serve stand or fall together.
+    if (hierarchy_) {
+        if (hierarchy_->node_state) hierarchy_->node_state->break_state(error);
+        if (hierarchy_->leader_state) hierarchy_->leader_state->break_state(error);
+    }
+    if (parent_ != nullptr) parent_->break_state(error);
+}
+
 void CommState::say_goodbye() {
-    if (!group_.dedicated || goodbye_sent_ || group_.my_worker() < 0) return;
+    if (!group_.dedicated || goodbye_sent_ || group_.my_worker() < 0 || broken_) return;
     goodbye_sent_ = true;
     std::vector<std::unique_ptr<WireHeader>> headers;
     std::vector<std::unique_ptr<Completion>> sent;

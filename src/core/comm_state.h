@@ -6,10 +6,18 @@
 // run one at a time in that order: the oldest is active, the others wait in line. Messages are routed
 // by sequence number: to the active operation, or kept (bounded) for the next ones; anything else is
 // a protocol violation.
+//
+// A watchdog guards the active operation: a peer found gone (a dead process on this machine, a
+// failed UCX endpoint) or, with mpix_sparse_timeout, no progress for that long breaks the
+// communicator: its operations end at once with the error, later ones fail with it at start, and
+// nothing on it waits any more (MPI_Comm_free and MPI_Finalize included). Before a timeout breaks
+// it, the rank tells its peers (Stalled) and waits a short grace for theirs, so that the error
+// names the ranks it heard nothing from.
 #pragma once
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -94,6 +102,12 @@ class CommState final : public MessageSink, public Progressable {
     // Tells dedicated aggregators this worker is leaving (before the communicator goes away).
     void say_goodbye();
 
+    // The error that broke this communicator (false when it works).
+    const OpError &broken() const { return broken_; }
+    // Breaks it (engine lock held): see the header comment. Spreads to its hierarchy levels and to
+    // the communicator they belong to.
+    void break_state(const OpError &error);
+
   private:
     void build_hierarchy(const std::vector<int> &node_of_rank);
     void reserve_queues();
@@ -101,6 +115,10 @@ class CommState final : public MessageSink, public Progressable {
     void fail_running(OpError error);
     bool settle_lingering();
     void release(InboundMessage &message);
+    // The watchdog, after each progress step of the active operation.
+    void watch(bool moved);
+    void send_stalled_notices();
+    std::string stall_report() const;
 
     MPI_Comm internal_ = MPI_COMM_NULL;
     int size_ = 1;
@@ -124,6 +142,19 @@ class CommState final : public MessageSink, public Progressable {
     std::vector<InboundMessage> early_;  // messages of operations not yet active here (capacity kept)
     OpError pending_error_;              // a malformed message arrived while nothing was active
     std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
+
+    // Watchdog (engine lock):
+    using Clock = std::chrono::steady_clock;
+    OpError broken_;
+    CommState *parent_ = nullptr;  // the communicator this one is a hierarchy level of
+    bool front_moved_ = false;     // a message for the active operation arrived since the last step
+    Clock::time_point last_moved_{}, last_polled_{}, last_liveness_check_{};
+    Clock::time_point grace_end_{};  // Stalled notices sent: the timeout breaks the state then
+    bool notices_sent_ = false;
+    std::uint64_t stalled_seq_ = 0;
+    std::vector<int> stalled_peers_;  // group ranks that told us they wait in stalled_seq_
+    struct Notices;                   // Stalled notices in flight: headers and completions the transport holds
+    std::shared_ptr<Notices> notices_;
 };
 
 }  // namespace mpix::sparse::detail

@@ -20,6 +20,7 @@ constexpr SettingName kPlacement{"mpix_sparse_placement", "MPIX_SPARSE_PLACEMENT
 constexpr SettingName kHierarchical{"mpix_sparse_hierarchical", "MPIX_SPARSE_HIERARCHICAL"};
 constexpr SettingName kDenseBelow{"mpix_sparse_dense_below", "MPIX_SPARSE_DENSE_BELOW"};
 constexpr SettingName kTestFail{"mpix_sparse_test_fail", nullptr};
+constexpr SettingName kTimeout{"mpix_sparse_timeout", "MPIX_SPARSE_TIMEOUT"};
 constexpr SettingName kProgressThread{"mpix_sparse_progress_thread", "MPIX_SPARSE_PROGRESS_THREAD"};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
@@ -74,6 +75,16 @@ std::optional<double> parse_positive(const std::string &raw) {
 }
 
 // "mib:ns,mib:ns,...", sizes strictly increasing, all positive.
+// Seconds: a number in [0, 10^7]; 0 means none.
+std::optional<double> parse_seconds(const std::string &raw) {
+    const std::string s = trimmed_lower(raw);
+    if (s.empty()) return std::nullopt;
+    char *end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !(v >= 0) || v > 1e7) return std::nullopt;
+    return v;
+}
+
 std::optional<std::vector<DensePoint>> parse_dense_table(const std::string &raw) {
     std::vector<DensePoint> table;
     std::size_t at = 0;
@@ -122,7 +133,7 @@ const Keyword<ProgressThreadSetting> kProgressWords[] = {
 const Keyword<FailPoint> kFailWords[] = {
     {"none", FailPoint::None},           {"scan", FailPoint::Scan},     {"contribution", FailPoint::Contribution},
     {"aggregate", FailPoint::Aggregate}, {"result", FailPoint::Result}, {"corrupt", FailPoint::Corrupt},
-    {"throw", FailPoint::Throw}};
+    {"throw", FailPoint::Throw},         {"stop", FailPoint::Stop},     {"exit", FailPoint::Exit}};
 
 template <class T>
 void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {
@@ -150,6 +161,7 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
     if (auto v = lookup(kProgressThread))
         set_or_fail(c.progress_thread, parse_keyword(*v, kProgressWords), ErrorId::InfoProgressThread, kProgressThread,
                     *v);
+    if (auto v = lookup(kTimeout)) set_or_fail(c.timeout_s, parse_seconds(*v), ErrorId::InfoTimeout, kTimeout, *v);
     if (auto v = lookup(kTestFail))
         set_or_fail(c.fail_at, parse_keyword(*v, kFailWords), ErrorId::InfoTuning, kTestFail, *v);
     if (auto v = lookup(kPlacement))

@@ -26,7 +26,9 @@ enum class ProgressThreadSetting { Auto, On, Off };
 //   sending its first message; aggregate: an aggregator fails at its first contribution; result: a
 //   worker fails at its first result; corrupt: a worker's first message has a malformed header;
 //   throw: a worker's step throws an exception after its first message (exception safety).
-enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw };
+// Test hooks (mpix_sparse_test_fail): a failure injected on this rank at one point of a call; Stop
+// and Exit make the process raise SIGSTOP on itself or _exit(0) after its first contribution.
+enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw, Stop, Exit };
 
 struct Config {
     std::uint32_t block_elems = 256;
@@ -42,6 +44,9 @@ struct Config {
     CostParams cost;
     FailPoint fail_at = FailPoint::None;
     ProgressThreadSetting progress_thread = ProgressThreadSetting::Auto;
+    // Seconds an operation may make no progress before it fails with MPIX_ERR_SPARSE_TIMEOUT and the
+    // communicator is marked broken; 0: wait as long as it takes (MPI semantics).
+    double timeout_s = 0;
 };
 
 // One configurable setting: its MPI_Info key and environment variable.

@@ -77,6 +77,9 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
     {ErrorId::InfoProgressThread, ErrorKind::Info,
      "MPIX_Sparse: invalid value for mpix_sparse_progress_thread (MPIX_SPARSE_PROGRESS_THREAD): expected auto, on "
      "or off"},
+    {ErrorId::InfoTimeout, ErrorKind::Info,
+     "MPIX_Sparse: invalid value for mpix_sparse_timeout (MPIX_SPARSE_TIMEOUT): expected seconds >= 0 (0: no "
+     "timeout)"},
     {ErrorId::RemoteArgument, ErrorKind::Remote,
      "MPIX_Sparse: another rank passed invalid arguments to this collective call"},
     {ErrorId::ArgumentMismatch, ErrorKind::Remote,
@@ -85,6 +88,8 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "MPIX_Sparse: another rank failed this collective call and told this rank (its own error names the cause)"},
     {ErrorId::TransportFailure, ErrorKind::Transport,
      "MPIX_Sparse: the UCX transport failed (see stderr with MPIX_SPARSE_DEBUG=1)"},
+    {ErrorId::PeerGone, ErrorKind::Transport,
+     "MPIX_Sparse: a peer process is gone (it exited, or its UCX endpoint failed); the communicator is broken"},
     {ErrorId::ProtocolViolation, ErrorKind::Protocol,
      "MPIX_Sparse: a malformed or unexpected message arrived from a peer and was dropped"},
     {ErrorId::MpiFailure, ErrorKind::Intern, "MPIX_Sparse: an MPI call inside the library failed"},
@@ -92,6 +97,8 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
     {ErrorId::InjectedFailure, ErrorKind::Intern,
      "MPIX_Sparse: a failure injected for testing (info key mpix_sparse_test_fail)"},
     {ErrorId::DeviceFailure, ErrorKind::Intern, "MPIX_Sparse: a CUDA call on a device buffer failed"},
+    {ErrorId::Timeout, ErrorKind::Timeout,
+     "MPIX_Sparse: an operation made no progress within mpix_sparse_timeout; the communicator is broken"},
 }};
 
 // The table is indexed by ErrorId: catch a misordered entry at compile time.

@@ -9,7 +9,7 @@
 namespace mpix::sparse::detail {
 
 // The kinds mirror enum MPIX_Sparse_error_kind in the public header: one MPI error class each.
-enum class ErrorKind : int { Arg = 0, Comm, Info, Remote, Transport, Protocol, Intern, Count_ };
+enum class ErrorKind : int { Arg = 0, Comm, Info, Remote, Transport, Protocol, Intern, Timeout, Count_ };
 
 enum class ErrorId : int {
     NegativeCount = 0,
@@ -48,15 +48,18 @@ enum class ErrorId : int {
     InfoTuning,
     InfoTooFewRanks,
     InfoProgressThread,
+    InfoTimeout,
     RemoteArgument,
     ArgumentMismatch,
     RemoteFailure,
     TransportFailure,
+    PeerGone,
     ProtocolViolation,
     MpiFailure,
     OutOfMemory,
     InjectedFailure,
     DeviceFailure,
+    Timeout,
     Count_
 };
 

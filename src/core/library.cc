@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <utility>
 
@@ -64,7 +65,11 @@ Library::Library() {
     agreement_ = std::make_unique<AgreementOp>();
 }
 
-Library::~Library() = default;
+Library::~Library() {
+    // Parked memory may still be written by MPI or UCX even now: it is never freed (nor destroyed:
+    // an abandoned operation's destructor would wait for requests that never complete).
+    if (!parked_.empty()) new std::vector<std::shared_ptr<void>>(std::move(parked_));
+}
 
 int Library::on_comm_delete(MPI_Comm comm, int, void *attribute, void *) {
     auto *state = static_cast<CommState *>(attribute);
@@ -214,10 +219,14 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
     int size = 0, rank = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
-    std::vector<char> mine;
+    // Each rank's identity (to tell later that it is gone), then its worker address.
+    std::vector<char> mine(sizeof(PeerIdentity));
     {
+        const PeerIdentity self = local_identity();
+        std::memcpy(mine.data(), &self, sizeof self);
         std::lock_guard<std::recursive_mutex> engine(engine_lock());
-        mine = ucx().address();
+        const std::vector<char> &address = ucx().address();
+        mine.insert(mine.end(), address.begin(), address.end());
     }
     int length = static_cast<int>(mine.size());
     std::vector<int> lengths(static_cast<std::size_t>(size));
@@ -232,22 +241,44 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
     std::lock_guard<std::recursive_mutex> engine(engine_lock());
     UcxWorker &worker = ucx();
     std::vector<ucp_ep_h> endpoints(static_cast<std::size_t>(size), nullptr);
+    std::vector<PeerIdentity> peers(static_cast<std::size_t>(size));
+    const PeerIdentity self = local_identity();
     for (int r = 0; r < size; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        if (lengths[i] < static_cast<int>(sizeof(PeerIdentity))) fail(ErrorId::MpiFailure, "short worker address");
+        std::memcpy(&peers[i], all.data() + displs[i], sizeof(PeerIdentity));
         if (r == rank) continue;
-        endpoints[static_cast<std::size_t>(r)] =
-            worker.endpoint(std::string(all.data() + displs[static_cast<std::size_t>(r)],
-                                        static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+        // Peers on this machine are watched with kill(pid, 0); UCX reports the others' failures.
+        const bool here = peers[i].machine != 0 && peers[i].machine == self.machine;
+        endpoints[i] = worker.endpoint(std::string(all.data() + displs[i] + sizeof(PeerIdentity),
+                                                   static_cast<std::size_t>(lengths[i]) - sizeof(PeerIdentity)),
+                                       !here);
     }
-    return std::make_unique<UcxLinks>(worker, std::move(endpoints));
+    return std::make_unique<UcxLinks>(worker, std::move(endpoints), std::move(peers));
 }
 
-void Library::run(CommState &state, Operation &op) {
+void Library::run(CommState &state, std::unique_ptr<Operation> op) {
+    Operation &o = *op;
     {
         std::lock_guard<std::recursive_mutex> engine(engine_lock());
-        state.start(op);
+        state.start(o);
     }
-    wait_until([&] { return op.retired(); }, [&] { return op.describe(); });
-    if (op.error()) throw op.error().to_error();
+    wait_until([&] { return o.retired(); }, [&] { return o.describe(); });
+    const OpError error = o.error();
+    dispose(std::move(op));
+    if (error) throw error.to_error();
+}
+
+void Library::park(std::shared_ptr<void> remains) {
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
+    parked_.push_back(std::move(remains));
+}
+
+void dispose(std::unique_ptr<Operation> op) {
+    if (op && op->abandoned())
+        Library::get().park(std::shared_ptr<Operation>(std::move(op)));
+    else
+        op.reset();
 }
 
 void Library::add_busy(Progressable *p) {

@@ -89,8 +89,13 @@ class Library {
     // is awaited in the stall report (MPIX_SPARSE_DEBUG).
     void wait_until(const std::function<bool()> &finished, const std::function<std::string()> &describe = {});
 
-    // A blocking call: starts `op` on `state` and waits until it is retired; throws its error.
-    void run(CommState &state, Operation &op);
+    // A blocking call: starts `op` on `state`, waits until it is retired, disposes of it; throws its
+    // error.
+    void run(CommState &state, std::unique_ptr<Operation> op);
+
+    // Keeps memory that MPI or UCX may still write (an abandoned operation, sends to a stalled peer)
+    // until the process exits: freeing it would let a late transfer write into reused memory.
+    void park(std::shared_ptr<void> remains);
 
   private:
     Library();
@@ -113,6 +118,10 @@ class Library {
     std::vector<Progressable *> busy_;
     std::vector<Progressable *> snapshot_;             // progress_all's copy of busy_
     std::unique_ptr<ProgressThread> progress_thread_;  // created once, stopped at finalize
+    std::vector<std::shared_ptr<void>> parked_;        // engine lock; never freed
 };
+
+// Destroys a retired operation, or parks it when it was abandoned (engine lock not needed).
+void dispose(std::unique_ptr<Operation> op);
 
 }  // namespace mpix::sparse::detail

@@ -47,6 +47,7 @@ void fill_zero(std::byte *dst, std::size_t n, bool streaming) {
 }
 
 void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool streaming) {
+    if (n == 0) return;  // src may be null then (an empty vector's data())
 #if defined(__SSE2__)
     if (streaming && n >= 256) {
         const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;

@@ -40,6 +40,11 @@ class Operation {
     // Ends the operation with `error` as soon as it safely can: its peers are told, and stages that
     // every rank must enter (the closing barrier) still run, so no rank waits for it.
     virtual void fail(OpError error) = 0;
+    // Ends the operation at once, without the stages its peers share: its communicator broke (an
+    // operation timed out, or a peer is gone). MPI requests and transfers it started may still write
+    // into its memory, so it must not be destroyed afterwards: owners hand it to dispose().
+    virtual void abandon(OpError error) = 0;
+    bool abandoned() const { return abandoned_; }
     // Makes a retired operation ready to be started again (persistent requests): same arguments,
     // fresh outcome.
     virtual void reset() = 0;
@@ -53,9 +58,13 @@ class Operation {
     bool retired() const { return retired_; }
     void set_retired(bool r) { retired_ = r; }
 
+  protected:
+    void mark_abandoned() { abandoned_ = true; }
+
   private:
     std::uint64_t seq_ = 0;
     bool retired_ = false;
+    bool abandoned_ = false;
 };
 
 // Something the progress engine advances while it has work (a communicator with operations in line,

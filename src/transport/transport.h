@@ -58,6 +58,12 @@ class Transport {
     // Blocks until an event may have arrived (or a short timeout), without burning the CPU that other
     // ranks on the same core need. Only called after progress() returned false.
     virtual void wait() = 0;
+
+    // A peer known to be gone (its process exited, or its endpoint failed), or -1. Cheap enough for
+    // a watchdog to call twice a second.
+    virtual int unreachable_peer() { return -1; }
+    // How `peer` was found gone (for error messages).
+    virtual std::string describe_peer(int) const { return {}; }
 };
 
 }  // namespace mpix::sparse::detail

@@ -10,7 +10,8 @@ namespace mpix::sparse::detail {
 const char *check_header(const WireHeader &h, std::size_t header_bytes) {
     if (header_bytes != sizeof(WireHeader)) return "header has the wrong size";
     if (h.magic != kWireMagic) return "bad magic";
-    if (h.kind == MessageKind::Goodbye || h.kind == MessageKind::Abort) return nullptr;
+    if (h.kind == MessageKind::Goodbye || h.kind == MessageKind::Abort || h.kind == MessageKind::Stalled)
+        return nullptr;
     if (h.kind != MessageKind::Contribution && h.kind != MessageKind::Result) return "unknown kind";
     if (h.elem_type >= static_cast<std::uint8_t>(ElementType::Count_) ||
         h.reduce_op >= static_cast<std::uint8_t>(ReduceOp::Count_))

@@ -8,8 +8,9 @@
 //                         vector), then nblocks uint32 block numbers relative to `begin`, ascending.
 // A message covers the block range [begin, end) of one aggregator's shard: blocks of the range that
 // it does not carry are zero for its sender. Receivers validate everything here before use.
-// Goodbye (a dedicated worker leaves) and Abort (the sender failed operation `seq`; `sender` is its
-// group rank) carry only context, seq and sender.
+// Goodbye (a dedicated worker leaves), Abort (the sender failed operation `seq`; `sender` is its
+// group rank) and Stalled (the sender has waited for operation `seq` past its timeout) carry only
+// context, seq and sender.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,7 @@
 
 namespace mpix::sparse::detail {
 
-enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 3, Abort = 4 };
+enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 3, Abort = 4, Stalled = 5 };
 
 inline constexpr std::uint32_t kWireMagic = 0x4d505831;  // "MPX1"
 inline constexpr std::uint8_t kDenseRun = 1;

@@ -1,10 +1,14 @@
 #include "transport/ucx/ucx_worker.h"
 
 #include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -44,7 +48,35 @@ void track(ucs_status_ptr_t request, Completion &done) {
     ++done.pending;
 }
 
+// True when process `pid` of this machine has exited (gone, or a zombie not yet reaped).
+bool process_gone(std::int64_t pid) {
+    if (pid <= 0) return false;
+    if (kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const auto close = line.rfind(')');  // the state follows the command name, which may hold spaces
+    return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
+
 }  // namespace
+
+PeerIdentity local_identity() {
+    static const PeerIdentity self = [] {
+        PeerIdentity id;
+        id.pid = static_cast<std::int64_t>(getpid());
+        std::ifstream boot("/proc/sys/kernel/random/boot_id");
+        std::string boot_id;
+        struct stat ns {};
+        if (!std::getline(boot, boot_id) || stat("/proc/self/ns/pid", &ns) != 0) return id;
+        std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the boot id and the pid namespace
+        for (char c : boot_id + "/" + std::to_string(ns.st_ino))
+            h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+        id.machine = h == 0 ? 1 : h;
+        return id;
+    }();
+    return self;
+}
 
 UcxWorker::UcxWorker(Router router) : router_(std::move(router)) {
     ucp_config_t *config = nullptr;
@@ -102,16 +134,35 @@ UcxWorker::~UcxWorker() {
     ucp_cleanup(context_);
 }
 
-ucp_ep_h UcxWorker::endpoint(const std::string &address) {
+ucp_ep_h UcxWorker::endpoint(const std::string &address, bool report_failure) {
     auto it = endpoints_.find(address);
     if (it != endpoints_.end()) return it->second;
     ucp_ep_params_t params{};
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     params.address = reinterpret_cast<const ucp_address_t *>(address.data());
+    if (report_failure) {
+        params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        params.err_handler.cb = &UcxWorker::on_endpoint_error;
+        params.err_handler.arg = this;
+    }
     ucp_ep_h ep = nullptr;
     check_ucx(ucp_ep_create(worker_, &params, &ep), "ucp_ep_create");
     endpoints_.emplace(address, ep);
     return ep;
+}
+
+void UcxWorker::on_endpoint_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    // Inside progress, under the engine lock. The endpoint stays (requests on it complete with
+    // errors); the communicators using it see it in unreachable_peer().
+    auto *self = static_cast<UcxWorker *>(arg);
+    self->failed_endpoints_.emplace(ep, status);
+    if (debug_enabled()) std::cerr << "mpix_sparse: UCX endpoint failed: " << ucs_status_string(status) << "\n";
+}
+
+const char *UcxWorker::endpoint_failure(ucp_ep_h ep) const {
+    auto it = failed_endpoints_.find(ep);
+    return it == failed_endpoints_.end() ? nullptr : ucs_status_string(it->second);
 }
 
 ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::size_t header_length, void *data,
@@ -226,6 +277,25 @@ int UcxWorker::arm() {
 
 void UcxLinks::wait() {
     sched_yield();
+}
+
+int UcxLinks::unreachable_peer() {
+    for (std::size_t p = 0; p < endpoints_.size(); ++p) {
+        if (endpoints_[p] == nullptr) continue;  // this rank
+        const PeerIdentity &peer = p < peers_.size() ? peers_[p] : PeerIdentity{};
+        const bool here = peer.machine != 0 && peer.machine == self_.machine;
+        if ((here && process_gone(peer.pid)) || worker_.endpoint_failure(endpoints_[p]) != nullptr)
+            return static_cast<int>(p);
+    }
+    return -1;
+}
+
+std::string UcxLinks::describe_peer(int peer) const {
+    const auto p = static_cast<std::size_t>(peer);
+    if (p >= endpoints_.size()) return {};
+    if (const char *failure = worker_.endpoint_failure(endpoints_[p]))
+        return std::string("UCX endpoint error: ") + failure;
+    return "process " + std::to_string(p < peers_.size() ? peers_[p].pid : 0) + " on this machine exited";
 }
 
 }  // namespace mpix::sparse::detail

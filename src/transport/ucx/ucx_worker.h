@@ -9,12 +9,21 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
+
+// Who a process is, as far as telling it is gone goes: its pid, and a key of the process table it
+// lives in (boot id and pid namespace). Peers that share the key are checked with kill(pid, 0).
+struct PeerIdentity {
+    std::uint64_t machine = 0;  // 0: unknown (never matches)
+    std::int64_t pid = 0;
+};
+PeerIdentity local_identity();
 
 class UcxWorker {
   public:
@@ -28,8 +37,13 @@ class UcxWorker {
     UcxWorker &operator=(const UcxWorker &) = delete;
 
     const std::vector<char> &address() const { return address_; }
-    // The endpoint to the worker at `address`, created on first use.
-    ucp_ep_h endpoint(const std::string &address);
+    // The endpoint to the worker at `address`, created on first use. With `report_failure`, UCX
+    // reports the peer's failure on it (UCP_ERR_HANDLING_MODE_PEER): used for peers on other
+    // machines only, as on shared memory it costs half the bandwidth (measured: docs/reliability.md),
+    // and there kill(pid, 0) tells the same for free.
+    ucp_ep_h endpoint(const std::string &address, bool report_failure);
+    // The failure UCX reported on `ep`, or null.
+    const char *endpoint_failure(ucp_ep_h ep) const;
 
     void send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done);
     void fetch(InboundMessage &message, void *dest, Completion &done);
@@ -43,6 +57,7 @@ class UcxWorker {
   private:
     static ucs_status_t on_active_message(void *arg, const void *header, std::size_t header_length, void *data,
                                           std::size_t length, const ucp_am_recv_param_t *param);
+    static void on_endpoint_error(void *arg, ucp_ep_h ep, ucs_status_t status);
 
     Router router_;
     ucp_context_h context_ = nullptr;
@@ -52,12 +67,14 @@ class UcxWorker {
     int event_fd_ = -1;                      // -1: the transports cannot wake us; yield instead
     int callback_depth_ = 0;                 // inside on_active_message (UCX owns eager data until it returns)
     std::vector<void *> deferred_releases_;  // eager data released from inside the callback
+    std::map<ucp_ep_h, ucs_status_t> failed_endpoints_;
 };
 
-// The Transport of one communicator: group rank -> endpoint.
+// The Transport of one communicator: group rank -> endpoint (and who is there, to tell it is gone).
 class UcxLinks final : public Transport {
   public:
-    UcxLinks(UcxWorker &worker, std::vector<ucp_ep_h> endpoints) : worker_(worker), endpoints_(std::move(endpoints)) {}
+    UcxLinks(UcxWorker &worker, std::vector<ucp_ep_h> endpoints, std::vector<PeerIdentity> peers)
+        : worker_(worker), endpoints_(std::move(endpoints)), peers_(std::move(peers)), self_(local_identity()) {}
     void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) override {
         worker_.send(endpoints_[static_cast<std::size_t>(peer)], header, payload, bytes, done);
     }
@@ -66,10 +83,14 @@ class UcxLinks final : public Transport {
     bool progress() override { return worker_.progress(); }
     // The library's progress engine sleeps on the worker; a caller of this interface just yields.
     void wait() override;
+    int unreachable_peer() override;
+    std::string describe_peer(int peer) const override;
 
   private:
     UcxWorker &worker_;
     std::vector<ucp_ep_h> endpoints_;
+    std::vector<PeerIdentity> peers_;
+    PeerIdentity self_;
 };
 
 }  // namespace mpix::sparse::detail

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# faults.sh SCENARIO EXE MPIRUN...: runs the fault scenario on 3 ranks and checks that ranks 0 and 2
+# (and, where it survives, rank 1) report "ok". See faults.cc.
+set -uo pipefail
+scenario=$1 exe=$2
+shift 2
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+extra=()
+# A rank that exits without MPI_Finalize must not make mpirun kill the survivors before they report.
+[ "$scenario" = exit ] && extra=(--mca orte_abort_on_non_zero_status 0)
+timeout 120 "$@" "${extra[@]}" -np 3 "$exe" "$scenario" >"$out" 2>&1
+rc=$?
+cat "$out"
+expect=(0 2)
+[ "$scenario" != exit ] && expect=(0 1 2)
+for r in "${expect[@]}"; do
+  if ! grep -q "^rank $r: ok" "$out"; then
+    echo "faults.sh: rank $r did not report ok (mpirun rc=$rc)"
+    exit 1
+  fi
+done
+# Every scenario but the exit ends with MPI_Finalize on all ranks.
+if [ "$scenario" != exit ] && [ $rc -ne 0 ]; then
+  echo "faults.sh: mpirun returned $rc"
+  exit 1
+fi
+echo "faults.sh: $scenario ok"
