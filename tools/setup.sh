@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
+  clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   libucx-dev ucx-utils
   libgtest-dev

@@ -115,6 +115,12 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *                                                                 each node before crossing nodes)
  *   mpix_sparse_dense_below       (MPIX_SPARSE_DENSE_BELOW)       bytes below which the dense path is
  *                                                                 always taken; 131072
+ *   mpix_sparse_timeout           (MPIX_SPARSE_TIMEOUT)           seconds an operation may wait without
+ *                                                                 progress before MPIX_ERR_SPARSE_TIMEOUT;
+ *                                                                 0 (none: MPI semantics)
+ * A peer process found gone fails the waiting call with MPIX_ERR_SPARSE_TRANSPORT without a timeout.
+ * After either error the communicator is broken: later calls on it return the same class at once,
+ * freeing it does not wait, other communicators keep working.
  * A value that does not parse is an error naming the key, never a silent default.
  * ------------------------------------------------------------------------------------------------ */
 

@@ -35,6 +35,15 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes) {
 const char *check_payload(const WireHeader &h, const BlockLayout &layout, const std::byte *payload,
                           std::size_t payload_bytes, MessageView *view) {
     *view = MessageView{};
+    // Self-contained: nothing here relies on check_header having run, or on the caller having
+    // matched the header to its own vector (the view is used to write into the receiver's memory).
+    if (h.kind != MessageKind::Contribution && h.kind != MessageKind::Result) return "this kind carries no blocks";
+    if (h.count != layout.count || h.block_elems != layout.block_elems) return "message about another vector";
+    const std::uint64_t blocks = layout.num_blocks();
+    if (h.begin > h.end || h.end > blocks) return "range outside the vector";
+    if (h.nblocks > h.end - h.begin) return "more blocks than the range holds";
+    if ((h.flags & kDenseRun) && h.nblocks > 0 && (h.first < h.begin || h.first > h.end - h.nblocks))
+        return "dense run outside the range";
     view->cover_begin = h.begin;
     view->cover_end = h.end;
     view->data = payload;

@@ -2,6 +2,7 @@
 // nothing written, and the library still working afterwards.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,57 @@ TEST_F(Errors, BadArgumentsOfAllreduce) {
     expect_library_works();
 }
 
+TEST_F(Errors, CountsWhoseBytesOverflowTheAddressSpace) {
+    std::vector<double> in(4, 1.0), out(4, 7.0);
+    const MPI_Count huge = std::numeric_limits<MPI_Count>::max() / 4;  // * 8 bytes overflows
+    expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), huge, MPI_DOUBLE, MPI_SUM, comm_), MPIX_ERR_SPARSE_ARG,
+                 "address space");
+    MPIX_Sparse_request r = MPIX_SPARSE_REQUEST_NULL;
+    expect_error(MPIX_Sparse_iallreduce(in.data(), out.data(), huge, MPI_DOUBLE, MPI_SUM, comm_, &r),
+                 MPIX_ERR_SPARSE_ARG, "address space");
+    EXPECT_EQ(r, MPIX_SPARSE_REQUEST_NULL);
+    for (double v : out)
+        ASSERT_EQ(v, 7.0);
+    expect_library_works();
+}
+
+// Ranks that pass different counts: every rank gets MPIX_ERR_SPARSE_REMOTE (none waits for the
+// others), nothing is written, and the next call works.
+TEST_F(Errors, MismatchedCountsAcrossRanks) {
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    const int count = 200000 + world_rank();
+    std::vector<float> in(static_cast<std::size_t>(count), 0.0f), out(static_cast<std::size_t>(count), 7.0f);
+    in[3] = 1.0f;
+    expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, comm_),
+                 MPIX_ERR_SPARSE_REMOTE, "different count");
+    expect_library_works();
+}
+
+// Derived datatypes are outside the sparse path: MPI_Allreduce serves them, with the same result.
+TEST_F(Errors, DerivedDatatypesGoToTheDensePath) {
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_FLOAT, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Op op;
+    MPI_Op_create(
+        [](void *in, void *inout, int *len, MPI_Datatype *) {
+            auto *a = static_cast<float *>(in);
+            auto *b = static_cast<float *>(inout);
+            for (int i = 0; i < 2 * *len; ++i)
+                b[i] += a[i];
+        },
+        1, &op);
+    std::vector<float> in(2 * 50000, 0.0f), out(in.size(), 7.0f), ref(in.size());
+    in[11] = 1.0f;
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 50000, pair, op, comm_), MPI_SUCCESS);
+    MPI_Allreduce(in.data(), ref.data(), 50000, pair, op, comm_);
+    EXPECT_EQ(out, ref);
+    EXPECT_EQ(stats_of(comm_).last_algorithm, MPIX_SPARSE_ALGORITHM_DENSE);
+    MPI_Op_free(&op);
+    MPI_Type_free(&pair);
+    expect_library_works();
+}
+
 TEST_F(Errors, BadCommunicators) {
     std::vector<float> in(10, 1.0f), out(10);
     expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), 10, MPI_FLOAT, MPI_SUM, MPI_COMM_NULL),
@@ -140,7 +192,9 @@ TEST_F(Errors, BadInfoValuesNameTheKey) {
                                                          {"mpix_sparse_algorithm", "fastest"},
                                                          {"mpix_sparse_placement", "anywhere"},
                                                          {"mpix_sparse_hierarchical", "maybe"},
-                                                         {"mpix_sparse_dense_below", "-1"}};
+                                                         {"mpix_sparse_dense_below", "-1"},
+                                                         {"mpix_sparse_timeout", "-1"},
+                                                         {"mpix_sparse_timeout", "soon"}};
     for (const auto &[key, value] : bad) {
         MPI_Info info;
         MPI_Info_create(&info);

@@ -50,6 +50,8 @@ TEST(ContributionSource, ScatteredBlocksArePacked) {
     const std::size_t bytes = source.pack(p, 0, index.data(), payload.data());
     EXPECT_EQ(bytes, 8 * 16 + 8 * 4u);
     WireHeader h;
+    h.count = layout.count;
+    h.block_elems = layout.block_elems;
     h.begin = 0;
     h.end = 64;
     h.nblocks = 8;
@@ -84,6 +86,8 @@ TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
     std::vector<std::byte> payload(max_packed_bytes(p.n, 4));
     const std::size_t bytes = source.pack(p, 0, index.data(), payload.data());
     WireHeader h;
+    h.count = 1000;
+    h.block_elems = 1;
     h.begin = 0;
     h.end = 1000;
     h.flags = kDenseRun | kPresence;

@@ -287,6 +287,8 @@ TEST(StagedResultSink, MatchesTheDenseSinkAndRejectsDuplicates) {
         const MessagePlan p = source.plan(from, layout.num_blocks(), 9, index.data());
         Message m;
         m.payload.resize(max_packed_bytes(9, layout.block_bytes()) + 64);
+        m.header.count = layout.count;
+        m.header.block_elems = layout.block_elems;
         m.header.begin = from;
         m.header.end = p.end;
         m.header.nblocks = static_cast<std::uint32_t>(p.dense ? p.span() : p.n);

@@ -107,5 +107,35 @@ TEST(WireFormat, PartialLastBlockLength) {
     EXPECT_NE(check_payload(h, layout, reinterpret_cast<const std::byte *>(payload.data()), 32, &view), nullptr);
 }
 
+// check_payload stands alone: it does not trust check_header to have run, nor the caller to have
+// matched the header to its vector (found by the fuzzer, docs/reliability.md).
+TEST(WireFormat, PayloadCheckStandsAlone) {
+    std::vector<std::uint32_t> payload(4 + 1);  // one 16-byte block and its number
+    payload[4] = 0;
+    const auto *p = reinterpret_cast<const std::byte *>(payload.data());
+    MessageView view;
+    auto h = valid_header();
+    h.nblocks = 1;
+    ASSERT_EQ(check_payload(h, kLayout, p, 20, &view), nullptr);
+    for (MessageKind k : {MessageKind::Goodbye, MessageKind::Abort, MessageKind::Stalled}) {
+        h.kind = k;
+        EXPECT_NE(check_payload(h, kLayout, p, 20, &view), nullptr) << "a header-only kind";
+    }
+    h = valid_header();
+    h.nblocks = 1;
+    EXPECT_NE(check_payload(h, BlockLayout{80, 4, 4}, p, 20, &view), nullptr) << "another count";
+    EXPECT_NE(check_payload(h, BlockLayout{40, 2, 4}, p, 20, &view), nullptr) << "another block size";
+    h.count = 4000;
+    h.begin = 500;
+    h.end = 600;  // valid for a receiver of that count, outside kLayout's 10 blocks
+    EXPECT_EQ(check_payload(h, BlockLayout{4000, 4, 4}, p, 20, &view), nullptr);
+    EXPECT_NE(check_payload(h, kLayout, p, 20, &view), nullptr);
+    h = valid_header();
+    h.flags = kDenseRun;
+    h.first = 7;
+    h.nblocks = 2;  // 7..8 runs past end 8
+    EXPECT_NE(check_payload(h, kLayout, p, 32, &view), nullptr);
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail
