@@ -46,6 +46,13 @@ extern "C" {
 #define MPIX_SPARSE_VERSION_MAJOR 0
 #define MPIX_SPARSE_VERSION_MINOR 1
 #define MPIX_SPARSE_VERSION_PATCH 0
+/* One number for preprocessor tests: 10000 * major + 100 * minor + patch. */
+#define MPIX_SPARSE_VERSION \
+    (MPIX_SPARSE_VERSION_MAJOR * 10000 + MPIX_SPARSE_VERSION_MINOR * 100 + MPIX_SPARSE_VERSION_PATCH)
+
+/* The version of the library actually loaded (which may differ from the header compiled against).
+ * Any argument may be NULL. Callable before MPI_Init and after MPI_Finalize. */
+MPIX_SPARSE_API int MPIX_Sparse_get_version(int *major, int *minor, int *patch);
 
 /* ------------------------------------------------------------------------------------------------
  * Block-sparse allreduce

@@ -117,8 +117,8 @@ TEST_F(Errors, MismatchedCountsAcrossRanks) {
     const int count = 200000 + world_rank();
     std::vector<float> in(static_cast<std::size_t>(count), 0.0f), out(static_cast<std::size_t>(count), 7.0f);
     in[3] = 1.0f;
-    expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, comm_),
-                 MPIX_ERR_SPARSE_REMOTE, "different count");
+    expect_error(MPIX_Sparse_allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, comm_), MPIX_ERR_SPARSE_REMOTE,
+                 "different count");
     expect_library_works();
 }
 

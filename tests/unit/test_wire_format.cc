@@ -66,7 +66,7 @@ TEST(WireFormat, PackedPayloadLengthAndIndexOrder) {
     EXPECT_EQ(view.first, 2u);
     EXPECT_EQ(view.index[1], 4u);
     EXPECT_NE(check_payload(h, kLayout, p, 36, &view), nullptr) << "short payload";
-    payload[10] = 4; // a 44-byte payload ending in "4" would parse as numbers {?, 4}: length decides
+    payload[10] = 4;  // a 44-byte payload ending in "4" would parse as numbers {?, 4}: length decides
     EXPECT_NE(check_payload(h, kLayout, p, 44, &view), nullptr) << "long payload";
     payload[9] = 1;
     EXPECT_NE(check_payload(h, kLayout, p, 40, &view), nullptr) << "block numbers must ascend";
