@@ -6,6 +6,7 @@ packages=(
   g++ cmake make pkg-config
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
+  libmpich-dev mpich
   libucx-dev ucx-utils
   libgtest-dev
   libboost-dev libboost-program-options-dev

@@ -156,10 +156,11 @@ void Library::check_comm(MPI_Comm comm) const {
         if (states_.count(comm) != 0) return;
     }
     // An unknown handle. Converting it to a Fortran handle and back is an identity only for a live
-    // communicator (Open MPI answers -1 for an invalid one and clears a freed one's table slot), and
-    // raises no error on the way, unlike any call that takes the handle itself.
-    const MPI_Fint f = MPI_Comm_c2f(comm);
-    if (f < 0 || MPI_Comm_f2c(f) != comm) fail(ErrorId::CommInvalid);
+    // communicator in Open MPI (it answers -1 for an invalid one, which converts back to
+    // MPI_COMM_NULL, and clears a freed one's table slot), and raises no error on the way, unlike
+    // any call that takes the handle itself. MPICH's handles are integers that convert to themselves
+    // (negative ones included): a stale copy of a freed one is not caught there.
+    if (MPI_Comm_f2c(MPI_Comm_c2f(comm)) != comm) fail(ErrorId::CommInvalid);
     int inter = 0;
     if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) fail(ErrorId::CommInvalid);
     if (inter) fail(ErrorId::CommInter);

@@ -3,7 +3,9 @@
 # uses it as a user would: the examples built out of tree with find_package(mpix_sparse), and the
 # minimal example compiled with mpicc and pkg-config; both run on 2 ranks; the loaded library's
 # version matches the header's.
+# $MPICC: the MPI compiler wrapper of the MPI the library was built with (default mpicc).
 set -euo pipefail
+MPICC=${MPICC:-mpicc}
 build=$1 src=$2
 shift 2
 work=$(mktemp -d)
@@ -11,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 libdir=$(ls -d "$work"/prefix/lib*/ | head -1)
 
-cmake -S "$src/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake -S "$src/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$work/prefix" -DMPI_C_COMPILER="$MPICC" >/dev/null
 cmake --build "$work/examples" -j2 >/dev/null
 LD_LIBRARY_PATH=$libdir "$@" -np 2 "$work/examples/minimal_allreduce" | tee "$work/cmake.out"
 grep -q '^rc=0 sum\[0\]=' "$work/cmake.out"
@@ -19,7 +21,7 @@ grep -q '^rc=0 sum\[0\]=' "$work/cmake.out"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 pkg-config --exists mpix_sparse
 echo "pkg-config: mpix_sparse $(pkg-config --modversion mpix_sparse): $(pkg-config --cflags --libs mpix_sparse)"
-mpicc "$src/examples/minimal_allreduce.c" $(pkg-config --cflags --libs mpix_sparse) -Wl,-rpath,"$libdir" \
+"$MPICC" "$src/examples/minimal_allreduce.c" $(pkg-config --cflags --libs mpix_sparse) -Wl,-rpath,"$libdir" \
   -o "$work/minimal_pc"
 "$@" -np 2 "$work/minimal_pc" | tee "$work/pc.out"
 grep -q '^rc=0 sum\[0\]=' "$work/pc.out"
@@ -34,6 +36,6 @@ int main(void) {
     return MPIX_SPARSE_VERSION == a * 10000 + b * 100 + c ? 0 : 1;
 }
 C
-mpicc "$work/version.c" $(pkg-config --cflags --libs mpix_sparse) -Wl,-rpath,"$libdir" -o "$work/version"
+"$MPICC" "$work/version.c" $(pkg-config --cflags --libs mpix_sparse) -Wl,-rpath,"$libdir" -o "$work/version"
 "$work/version"
 echo "consume_installed: ok"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The suite against MPICH (part of tools/test.sh; issue #12): builds into build-mpich/ with MPICH's
+# compiler wrapper and runs every test but the soak and the emulated cluster (Open MPI-only scripts).
+# The tests know nothing of the MPI: the launcher and its options come from cmake/MpixSparseLauncher.cmake.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-mpich -DCMAKE_BUILD_TYPE=Release -DMPIX_SPARSE_WERROR=ON -DMPI_C_COMPILER=mpicc.mpich \
+  -DMPIX_SPARSE_CUDA=OFF -DMPIX_SPARSE_BUILD_BENCH=OFF
+cmake --build build-mpich -j"$(nproc)"
+cd build-mpich
+ctest --output-on-failure --timeout 600 -LE 'soak|cluster'
