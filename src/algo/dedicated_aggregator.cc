@@ -123,6 +123,10 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
             links_->release(message);
             return;
         }
+        if (h.kind == MessageKind::Stalled) {
+            links_->release(message);  // a worker's timeout notice: it names ranks for the workers only
+            return;
+        }
         if (h.kind == MessageKind::Goodbye) {
             if (h.sender < said_goodbye_.size() && !said_goodbye_[h.sender]) {
                 said_goodbye_[h.sender] = true;

@@ -48,7 +48,7 @@ void MpiRequests::iallreduce(const void *sendbuf, void *recvbuf, std::uint64_t c
         const std::size_t offset = static_cast<std::size_t>(done) * extent;
         const void *in = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : static_cast<const char *>(sendbuf) + offset;
         MPI_Request r = MPI_REQUEST_NULL;
-        add(MPI_Iallreduce(in, static_cast<char *>(recvbuf) + offset, static_cast<int>(n), datatype, op, comm, &r), r,
+        add(PMPI_Iallreduce(in, static_cast<char *>(recvbuf) + offset, static_cast<int>(n), datatype, op, comm, &r), r,
             "MPI_Iallreduce");
         done += n;
     } while (done < count);

@@ -22,7 +22,7 @@ Config agree_on_config(MPI_Comm comm, MPI_Info info) {
         local = std::make_unique<Error>(e);
     }
     int failed = local ? 1 : 0;
-    const int rc = MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
+    const int rc = PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
     if (local) throw *local;
     if (failed) fail(ErrorId::RemoteArgument, "another rank's configuration is invalid");

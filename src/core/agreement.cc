@@ -30,12 +30,12 @@ AgreementOp::~AgreementOp() {
 
 int AgreementOp::allreduce(std::vector<SumMax> &values, MPI_Comm comm) const {
     if (values.size() > static_cast<std::size_t>(INT_MAX)) return MPI_ERR_COUNT;
-    return MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm);
+    return PMPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm);
 }
 
 int AgreementOp::iallreduce(std::vector<SumMax> &values, MPI_Comm comm, MPI_Request *request) const {
     if (values.size() > static_cast<std::size_t>(INT_MAX)) return MPI_ERR_COUNT;
-    return MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm, request);
+    return PMPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), type_, op_, comm, request);
 }
 
 }  // namespace mpix::sparse::detail

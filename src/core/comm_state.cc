@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <sstream>
 #include <string>
@@ -136,8 +138,31 @@ CommState::CommState(MPI_Comm comm, const Config &config, std::uint32_t context,
     reserve_queues();
 }
 
+namespace {
+
+// MPIX_SPARSE_REPORT=1: each rank prints what the library did on a communicator when it is freed or
+// at MPI_Finalize (so runs of unmodified programs under the interposer show it).
+void report_statistics(const CommState &state, const CommStats &stats) {
+    static const bool wanted = [] {
+        const char *v = std::getenv("MPIX_SPARSE_REPORT");
+        return v != nullptr && std::strcmp(v, "1") == 0;
+    }();
+    if (!wanted || stats.calls == 0) return;
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    std::fprintf(stderr,
+                 "mpix_sparse report: world rank %d, communicator context %u (%d ranks): %lld calls, %lld dense, "
+                 "%lld bytes sent, %lld bytes received\n",
+                 world_rank, state.context(), state.size(), static_cast<long long>(stats.calls),
+                 static_cast<long long>(stats.dense_fallbacks), static_cast<long long>(stats.bytes_sent),
+                 static_cast<long long>(stats.bytes_received));
+}
+
+}  // namespace
+
 CommState::~CommState() {
     Library &library = Library::get();
+    if (parent_ == nullptr) report_statistics(*this, stats_);  // levels of a hierarchy count in their parent
     // Freeing a communicator with operations in flight: MPI lets them complete first.
     library.wait_until([this] { return queue_.empty(); });
     if (hierarchy_) {

@@ -183,7 +183,7 @@ std::uint32_t Library::agree_context(MPI_Comm comm, MessageSink *sink) {
             proposal = std::max(next_context_, floor);
             next_context_ = proposal + 1;
         }
-        check_mpi(MPI_Allreduce(MPI_IN_PLACE, &proposal, 1, MPI_UNSIGNED, MPI_MAX, comm), "MPI_Allreduce");
+        check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &proposal, 1, MPI_UNSIGNED, MPI_MAX, comm), "MPI_Allreduce");
         const std::uint32_t context = proposal;
         int collides = 0;
         {
@@ -195,7 +195,7 @@ std::uint32_t Library::agree_context(MPI_Comm comm, MessageSink *sink) {
                 sinks_[context] = sink;
         }
         int any = collides;
-        check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+        check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
         if (!any) return context;
         if (!collides) unregister_sink(context);
         floor = context + 1;

@@ -16,7 +16,7 @@ std::vector<int> node_of_ranks(MPI_Comm comm) {
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_split_type");
     // The node's lowest rank in comm names the node.
     int leader = rank;
-    rc = MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node_comm);
+    rc = PMPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node_comm);
     MPI_Comm_free(&node_comm);
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
     std::vector<int> leaders(static_cast<std::size_t>(size));

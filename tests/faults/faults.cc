@@ -102,6 +102,10 @@ int main(int argc, char **argv) {
     std::vector<std::pair<const char *, std::string>> keys{
         {"mpix_sparse_timeout", timeout}, {"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}};
     if (rank == 1 && scenario != "skip") keys.push_back({"mpix_sparse_test_fail", scenario});
+    // The ranks that outlive the exit scenario, to wait for each other's reports before MPI_Abort
+    // (some launchers kill everyone at the first abort).
+    MPI_Comm survivors = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 1 ? MPI_UNDEFINED : 0, rank, &survivors);
     MPI_Comm broken = make_comm(keys);
     MPI_Comm healthy = make_comm({{"mpix_sparse_timeout", "0"}});
     std::vector<float> data = input(rank);
@@ -138,6 +142,7 @@ int main(int argc, char **argv) {
         std::printf("rank %d: error after %.2f s: %s\n", rank, first.seconds, first.text.c_str());
         std::printf("rank %d: %s\n", rank, problems.empty() ? "ok" : ("FAIL " + problems).c_str());
         std::fflush(stdout);
+        MPI_Barrier(survivors);
         // A dead process: MPI_Finalize would wait for it. Leave as MPI allows.
         MPI_Abort(MPI_COMM_WORLD, problems.empty() ? 0 : 1);
     }
@@ -149,6 +154,7 @@ int main(int argc, char **argv) {
     const auto t0 = std::chrono::steady_clock::now();
     MPIX_Sparse_comm_free(&broken);
     MPIX_Sparse_comm_free(&healthy);
+    if (survivors != MPI_COMM_NULL) MPI_Comm_free(&survivors);
     if (seconds_since(t0) > 5) problems += "freeing took " + std::to_string(seconds_since(t0)) + " s; ";
     std::printf("rank %d: %s\n", rank, problems.empty() ? "ok" : ("FAIL " + problems).c_str());
     std::fflush(stdout);
