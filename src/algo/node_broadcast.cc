@@ -54,15 +54,14 @@ void NodeBroadcast::start(bool dense, bool failed) {
         n_ = kFailedMarker;
     } else if (leader_ && !dense && blocks <= std::numeric_limits<std::uint32_t>::max()) {
         bitmap_.reset(blocks);
-        try {
-            n_ = device_ != nullptr ? device_->scan(buf_, layout_, bitmap_)
-                                    : scan_blocks(buf_, layout_, bitmap_, nullptr);
-        } catch (const Error &e) {
-            error_ = OpError{e.id(), e.detail()};
-            n_ = kFailedMarker;  // the node fails with its leader instead of waiting
-        }
-        if (static_cast<double>(n_) * static_cast<double>(layout_.block_bytes() + sizeof(std::uint32_t)) >=
-            kPackedShare * static_cast<double>(layout_.total_bytes()))
+        if (device_ != nullptr)
+            device_copy([&] { n_ = device_->scan(buf_, layout_, bitmap_); });
+        else
+            n_ = scan_blocks(buf_, layout_, bitmap_, nullptr);
+        if (error_)
+            n_ = kFailedMarker;  // the scan failed: the node fails with its leader instead of waiting
+        else if (static_cast<double>(n_) * static_cast<double>(layout_.block_bytes() + sizeof(std::uint32_t)) >=
+                 kPackedShare * static_cast<double>(layout_.total_bytes()))
             n_ = kDenseMarker;
     }
     MPI_Request r = MPI_REQUEST_NULL;
