@@ -106,6 +106,8 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
         ("device,d", po::value(&device)->default_value(device),
          "where the buffers live: host | cuda (block variant; OSU's -d cuda)")
         ("validate", po::bool_switch(&opts.validate), "check every result bitwise against MPI_Allreduce")
+        ("profile", po::bool_switch(&opts.profile),
+         "time the library's phases (mpix_sparse_profile=on): us per timed call, mean over ranks")
         ("json", po::value(&opts.json_path), "rank 0 writes all rows and the run's metadata to this file")
         ("seed", po::value(&opts.seed)->default_value(opts.seed), "seed of all random inputs")
         ("zipf-s", po::value(&opts.zipf_s)->default_value(opts.zipf_s), "exponent s of the zipf pattern")

@@ -28,6 +28,7 @@ struct BenchOptions {
     Variant variant = Variant::Block;
     bool cuda = false;  // -d cuda: device buffers (block variant)
     bool validate = false;
+    bool profile = false;  // --profile: mpix_sparse_profile=on, phase columns
     std::string json_path;
     std::uint64_t seed = 1;
     double zipf_s = 1.05;

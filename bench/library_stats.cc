@@ -47,6 +47,33 @@ StatsSummary summarize_stats(MPI_Comm lib_comm, MPI_Comm base_comm, std::int64_t
     return s;
 }
 
+ProfileSummary summarize_profile(MPI_Comm lib_comm, MPI_Comm base_comm) {
+    MPIX_Sparse_profile p{};
+    check_mpi(MPIX_Sparse_profile_get(lib_comm, &p), "MPIX_Sparse_profile_get");
+    int nranks = 1;
+    MPI_Comm_size(base_comm, &nranks);
+    const double per_call_us = p.calls > 0 ? 1e6 / static_cast<double>(p.calls) : 0.0;
+    double v[9] = {p.scan,   p.agreement,    p.dense,   p.allgather,     p.stream,
+                   p.reduce, p.result_write, p.barrier, p.node_broadcast};
+    for (double &x : v)
+        x *= per_call_us / nranks;
+    std::int64_t calls_min = static_cast<std::int64_t>(p.calls);
+    MPI_Allreduce(MPI_IN_PLACE, v, 9, MPI_DOUBLE, MPI_SUM, base_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &calls_min, 1, MPI_INT64_T, MPI_MIN, base_comm);
+    ProfileSummary s;
+    s.calls_min = calls_min;
+    s.scan_us = v[0];
+    s.agreement_us = v[1];
+    s.dense_us = v[2];
+    s.allgather_us = v[3];
+    s.stream_us = v[4];
+    s.reduce_us = v[5];
+    s.result_write_us = v[6];
+    s.barrier_us = v[7];
+    s.node_broadcast_us = v[8];
+    return s;
+}
+
 const char *algorithm_name(int algorithm) {
     switch (algorithm) {
     case MPIX_SPARSE_ALGORITHM_DENSE: return "dense";

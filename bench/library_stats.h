@@ -24,6 +24,14 @@ StatsSummary summarize_stats(MPI_Comm lib_comm, MPI_Comm base_comm, std::int64_t
 
 const char *algorithm_name(int algorithm);
 
+// MPIX_Sparse_profile per timed call in microseconds, mean over ranks (collective over base_comm).
+struct ProfileSummary {
+    std::int64_t calls_min = 0;  // calls profiled on the rank that profiled fewest
+    double scan_us = 0, agreement_us = 0, dense_us = 0, allgather_us = 0, stream_us = 0, reduce_us = 0,
+           result_write_us = 0, barrier_us = 0, node_broadcast_us = 0;
+};
+ProfileSummary summarize_profile(MPI_Comm lib_comm, MPI_Comm base_comm);
+
 }  // namespace bench
 
 #endif

@@ -98,6 +98,10 @@ bool run_rows(const BenchContext &ctx, int world_size) {
                                           : o.variant == Variant::Block ? make_block_variant(ctx)
                                                                         : make_element_variant(ctx);
     std::vector<Column> columns = bench->columns();
+    if (o.profile) {
+        const std::vector<Column> phases = profile_columns();
+        columns.insert(columns.end(), phases.begin(), phases.end());
+    }
     if (o.validate) columns.push_back(check_column());
     const Table table(std::move(columns), o.full);
     Record metadata = run_metadata(ctx, world_size);
@@ -123,6 +127,8 @@ bool run_rows(const BenchContext &ctx, int world_size) {
         for (double density : o.densities) {
             bool ok = true;
             Record row = bench->run_row(bytes, density, ok);
+            // The statistics reset before the timed calls cleared the profile: it holds those calls.
+            if (o.profile) add_profile_fields(row, summarize_profile(ctx.lib_comm, ctx.base_comm));
             all_ok &= ok;
             if (root) {
                 std::printf("%s\n", table.row(row).c_str());
@@ -176,6 +182,7 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "mpix_sparse_block_size", std::to_string(opts.block_size).c_str());
+    if (opts.profile) MPI_Info_set(info, "mpix_sparse_profile", "on");
     MPI_Comm lib_comm = MPI_COMM_NULL;
     check_mpi(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &lib_comm), "MPIX_Sparse_comm_create");
     MPI_Info_free(&info);

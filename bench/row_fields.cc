@@ -73,6 +73,31 @@ void add_stats_fields(Record &r, const StatsSummary &s, std::size_t buffer_bytes
     r.set_text("algorithm_name", algorithm_name(s.algorithm));
 }
 
+void add_profile_fields(Record &r, const ProfileSummary &p) {
+    r.set_int("profile_calls", p.calls_min);
+    r.set_real("profile_scan_us", p.scan_us);
+    r.set_real("profile_agreement_us", p.agreement_us);
+    r.set_real("profile_dense_us", p.dense_us);
+    r.set_real("profile_allgather_us", p.allgather_us);
+    r.set_real("profile_stream_us", p.stream_us);
+    r.set_real("profile_reduce_us", p.reduce_us);
+    r.set_real("profile_result_write_us", p.result_write_us);
+    r.set_real("profile_barrier_us", p.barrier_us);
+    r.set_real("profile_node_broadcast_us", p.node_broadcast_us);
+}
+
+std::vector<Column> profile_columns() {
+    return {{"profile_scan_us", "Scan(us)", 1, false},
+            {"profile_agreement_us", "Agree(us)", 1, false},
+            {"profile_dense_us", "Dense(us)", 1, false},
+            {"profile_allgather_us", "Gather(us)", 1, false},
+            {"profile_stream_us", "Stream(us)", 1, false},
+            {"profile_reduce_us", "Reduce(us)", 1, false},
+            {"profile_result_write_us", "Write(us)", 1, false},
+            {"profile_barrier_us", "Barrier(us)", 1, false},
+            {"profile_node_broadcast_us", "NodeBcast(us)", 1, true}};
+}
+
 void add_check_fields(Record &r, bool validated, bool ok) {
     r.set_bool("validated", validated);
     if (validated) r.set_bool("valid", ok);

@@ -30,6 +30,10 @@ void add_latency_fields(Record &r, const std::string &method, const LatencySumma
 // Library counters per call, as bytes and as a percentage of the dense buffer.
 void add_stats_fields(Record &r, const StatsSummary &s, std::size_t buffer_bytes);
 
+// profile_<phase>_us: the library's phases per call (--profile).
+void add_profile_fields(Record &r, const ProfileSummary &p);
+std::vector<Column> profile_columns();
+
 // validated, valid (with --validate), and check: "ok" or "FAIL" (validation or counters).
 void add_check_fields(Record &r, bool validated, bool ok);
 

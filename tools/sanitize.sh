@@ -25,7 +25,8 @@ step() {  # step NAME COMMAND...: output to build-asan/NAME.log (tail shown on f
   fi
 }
 common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCMAKE_C_FLAGS=-O1 -g1" -DMPIX_SPARSE_CUDA=OFF
-        -DMPIX_SPARSE_BUILD_BENCH=OFF -DMPIX_SPARSE_BUILD_EXAMPLES=OFF -DMPIX_SPARSE_WERROR=ON)
+        -DMPIX_SPARSE_BUILD_BENCH=OFF -DMPIX_SPARSE_BUILD_EXAMPLES=OFF -DMPIX_SPARSE_WERROR=ON
+        -DMPIX_SPARSE_FORTRAN=OFF -DMPIX_SPARSE_DOCS=OFF)
 mkdir -p build-asan build-tsan
 step asan_configure env CC=clang CXX=clang++ cmake -S . -B build-asan "${common[@]}" -DMPIX_SPARSE_FUZZ=ON
 step asan_build cmake --build build-asan -j"$(nproc)" --target unit_tests wire_fuzz_replay wire_fuzzer mpi_tests \

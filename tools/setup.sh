@@ -11,7 +11,8 @@ packages=(
   libgtest-dev
   libboost-dev libboost-program-options-dev
   libhwloc-dev
-  gnuplot-nox python3
+  gnuplot-nox python3 doxygen
+  python3-numpy python3-mpi4py python3-venv python3-pip python3-setuptools
   iproute2 util-linux
 )
 

@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * mpix_sparse: sparse collectives for MPI programs.
  *
  * MPIX_Sparse_allreduce has the contract of MPI_Allreduce on dense buffers, but blocks whose bytes are
@@ -36,35 +37,37 @@
 extern "C" {
 #endif
 
+/** @cond INTERNAL */
 /* Symbols of the shared library are hidden unless marked. */
 #if defined(MPIX_SPARSE_BUILDING) && defined(__GNUC__)
 #define MPIX_SPARSE_API __attribute__((visibility("default")))
 #else
 #define MPIX_SPARSE_API
 #endif
+/** @endcond */
 
-#define MPIX_SPARSE_VERSION_MAJOR 0
-#define MPIX_SPARSE_VERSION_MINOR 1
-#define MPIX_SPARSE_VERSION_PATCH 0
-/* One number for preprocessor tests: 10000 * major + 100 * minor + patch. */
-#define MPIX_SPARSE_VERSION \
+#define MPIX_SPARSE_VERSION_MAJOR 0 /**< incompatible API changes */
+#define MPIX_SPARSE_VERSION_MINOR 1 /**< compatible additions */
+#define MPIX_SPARSE_VERSION_PATCH 0 /**< fixes */
+/** One number for preprocessor tests: 10000 * major + 100 * minor + patch. */
+#define MPIX_SPARSE_VERSION                                                                                            \
     (MPIX_SPARSE_VERSION_MAJOR * 10000 + MPIX_SPARSE_VERSION_MINOR * 100 + MPIX_SPARSE_VERSION_PATCH)
 
-/* The version of the library actually loaded (which may differ from the header compiled against).
+/** The version of the library actually loaded (which may differ from the header compiled against).
  * Any argument may be NULL. Callable before MPI_Init and after MPI_Finalize. */
 MPIX_SPARSE_API int MPIX_Sparse_get_version(int *major, int *minor, int *patch);
 
-/* ------------------------------------------------------------------------------------------------
- * Block-sparse allreduce
- * ------------------------------------------------------------------------------------------------ */
+/** @name Block-sparse allreduce
+ * @{ */
 
-/* Same contract as MPI_Allreduce on dense buffers (MPI_IN_PLACE allowed); blocks whose bytes are all
+/** Same contract as MPI_Allreduce on dense buffers (MPI_IN_PLACE allowed); blocks whose bytes are all
  * zero on a rank are not sent. Collective over comm. 64-bit count. */
 MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                                           MPI_Op op, MPI_Comm comm);
 
-/* ------------------------------------------------------------------------------------------------
- * Non-blocking and persistent block-sparse allreduce
+/** @} */
+
+/** @name Non-blocking and persistent block-sparse allreduce
  *
  * Semantics follow MPI's: buffers must not be touched while a request is active; a completed
  * non-blocking request is freed and set to MPIX_SPARSE_REQUEST_NULL; a persistent request becomes
@@ -73,43 +76,51 @@ MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MP
  * on one communicator run one after another in that order; operations on different communicators
  * run independently. They advance inside MPIX_Sparse_test/wait/waitall, inside any other
  * MPIX_Sparse_* call, and on a progress thread when one runs:
+ * ~~~
  *   mpix_sparse_progress_thread  (MPIX_SPARSE_PROGRESS_THREAD)  auto | on | off; auto (a thread when
  *                                the MPI provides MPI_THREAD_MULTIPLE; it sleeps while nothing is in
  *                                flight). Read from the environment, or from the info of
  *                                MPIX_Sparse_comm_create / MPIX_Sparse_allreduce_init.
+ * ~~~
  * A blocking MPIX_Sparse_allreduce is a non-blocking one waited on: results are bitwise identical.
- * ------------------------------------------------------------------------------------------------ */
+ * @{ */
+/** A non-blocking or persistent operation (opaque handle). */
 typedef struct MPIX_Sparse_request_s *MPIX_Sparse_request;
+/** The null request: what completed non-blocking requests are set to. */
 #define MPIX_SPARSE_REQUEST_NULL ((MPIX_Sparse_request)0)
 
-/* Starts a block-sparse allreduce (same arguments as MPIX_Sparse_allreduce). Argument errors are
+/** Starts a block-sparse allreduce (same arguments as MPIX_Sparse_allreduce). Argument errors are
  * raised here, and no request is made (*request = MPIX_SPARSE_REQUEST_NULL). */
 MPIX_SPARSE_API int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                                            MPI_Op op, MPI_Comm comm, MPIX_Sparse_request *request);
-/* A persistent, inactive request (MPI-4's MPI_Allreduce_init): arguments are checked and the
+/** A persistent, inactive request (MPI-4's MPI_Allreduce_init): arguments are checked and the
  * communicator's state is set up once; each MPIX_Sparse_start only scans and reduces. Collective
  * over comm on first use of comm. info may be MPI_INFO_NULL. */
 MPIX_SPARSE_API int MPIX_Sparse_allreduce_init(const void *sendbuf, void *recvbuf, MPI_Count count,
                                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                                MPIX_Sparse_request *request);
+/** Starts an inactive persistent request (the same order on every rank, like a collective call). */
 MPIX_SPARSE_API int MPIX_Sparse_start(MPIX_Sparse_request *request);
-/* *flag = 1 when the request completed (or is MPIX_SPARSE_REQUEST_NULL or inactive); its error, if
+/** *flag = 1 when the request completed (or is MPIX_SPARSE_REQUEST_NULL or inactive); its error, if
  * any, is returned then. */
 MPIX_SPARSE_API int MPIX_Sparse_test(MPIX_Sparse_request *request, int *flag);
+/** Completes the request (see MPIX_Sparse_test for what happens to it) and returns its error, if any. */
 MPIX_SPARSE_API int MPIX_Sparse_wait(MPIX_Sparse_request *request);
-/* Completes every request (null ones are skipped); returns the first error met, after completing the
+/** Completes every request (null ones are skipped); returns the first error met, after completing the
  * others. */
 MPIX_SPARSE_API int MPIX_Sparse_waitall(int n, MPIX_Sparse_request requests[]);
-/* Frees an inactive persistent request (an active request is an error: wait for it first). Sets
+/** Frees an inactive persistent request (an active request is an error: wait for it first). Sets
  * *request to MPIX_SPARSE_REQUEST_NULL. Free persistent requests before their communicator: freeing
  * a communicator waits for its operations in flight, but a request that outlives it is invalid. */
 MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
 
-/* ------------------------------------------------------------------------------------------------
- * Configured communicators and aggregator ranks
+/** @} */
+
+/** @name Configured communicators and aggregator ranks
  *
  * MPI_Info keys (the environment variable in parentheses sets the default for communicators that
  * did not get the key, including those used directly without MPIX_Sparse_comm_create):
+ * ~~~
  *   mpix_sparse_block_size        (MPIX_SPARSE_BLOCK_SIZE)        elements per block, 1..1048576; 256
  *   mpix_sparse_aggregators       (MPIX_SPARSE_AGGREGATORS)       number of aggregator ranks; default
  *                                                                 all ranks (colocated) or 1 (dedicated)
@@ -125,66 +136,124 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *   mpix_sparse_timeout           (MPIX_SPARSE_TIMEOUT)           seconds an operation may wait without
  *                                                                 progress before MPIX_ERR_SPARSE_TIMEOUT;
  *                                                                 0 (none: MPI semantics)
+ * ~~~
  * A peer process found gone fails the waiting call with MPIX_ERR_SPARSE_TRANSPORT without a timeout.
  * After either error the communicator is broken: later calls on it return the same class at once,
  * freeing it does not wait, other communicators keep working.
  * A value that does not parse is an error naming the key, never a silent default.
- * ------------------------------------------------------------------------------------------------ */
+ * @{ */
 
-/* Carve aggregator ranks out of comm (collective). Colocated mode: every rank gets *newcomm (a new
+/** Carve aggregator ranks out of comm (collective). Colocated mode: every rank gets *newcomm (a new
  * communicator over all ranks, configured). Dedicated mode: the chosen aggregator ranks hold no data;
  * they serve inside this call and return only after every worker has called MPIX_Sparse_comm_free on
  * its *newcomm; they return MPI_SUCCESS with *newcomm = MPI_COMM_NULL. Worker ranks get *newcomm over
  * the workers only. */
 MPIX_SPARSE_API int MPIX_Sparse_comm_create(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+/** Frees a communicator from MPIX_Sparse_comm_create (collective over its ranks; waits for its
+ * operations in flight) and sets *comm to MPI_COMM_NULL. */
 MPIX_SPARSE_API int MPIX_Sparse_comm_free(MPI_Comm *comm);
 
-/* ------------------------------------------------------------------------------------------------
- * Statistics
- * ------------------------------------------------------------------------------------------------ */
+/** @} */
 
-/* Counters of this rank on comm, for users, benchmarks and tests. */
+/** @name Statistics
+ * @{ */
+
+/** Counters of this rank on comm, for users, benchmarks and tests. */
 typedef struct MPIX_Sparse_stats {
-    MPI_Count calls;           /* collective calls on this communicator */
-    MPI_Count bytes_sent;      /* payload + header bytes this rank handed to the transport */
-    MPI_Count bytes_received;  /* likewise received */
-    MPI_Count dense_fallbacks; /* calls served by the dense path */
-    int last_algorithm;        /* MPIX_SPARSE_ALGORITHM_* of the last call */
+    MPI_Count calls;           /**< collective calls on this communicator */
+    MPI_Count bytes_sent;      /**< payload + header bytes this rank handed to the transport */
+    MPI_Count bytes_received;  /**< likewise received */
+    MPI_Count dense_fallbacks; /**< calls served by the dense path */
+    int last_algorithm;        /**< MPIX_SPARSE_ALGORITHM_* of the last call */
 } MPIX_Sparse_stats;
-#define MPIX_SPARSE_ALGORITHM_DENSE 0
-#define MPIX_SPARSE_ALGORITHM_AGGREGATOR 1
-#define MPIX_SPARSE_ALGORITHM_ALLGATHER 2
+#define MPIX_SPARSE_ALGORITHM_DENSE 0      /**< MPI_Allreduce on the whole buffer */
+#define MPIX_SPARSE_ALGORITHM_AGGREGATOR 1 /**< non-zero blocks streamed to aggregator ranks */
+#define MPIX_SPARSE_ALGORITHM_ALLGATHER 2  /**< every rank gathers every rank's non-zero blocks */
+/** Copies this rank's counters on comm into *stats (local; not collective). */
 MPIX_SPARSE_API int MPIX_Sparse_stats_get(MPI_Comm comm, MPIX_Sparse_stats *stats);
+/** Sets this rank's counters and profile on comm to zero (local). */
 MPIX_SPARSE_API int MPIX_Sparse_stats_reset(MPI_Comm comm);
 
-/* ------------------------------------------------------------------------------------------------
- * Element-sparse allreduce: (index, value) pairs
- * ------------------------------------------------------------------------------------------------ */
+/** Where this rank's time went on comm: wall-clock seconds spent in each phase of its calls, summed
+ * over the calls profiled. Collected only while profiling is on: info key mpix_sparse_profile
+ * (MPIX_SPARSE_PROFILE) = on | off; off by default (then every field stays 0). Phases are timed at
+ * their boundaries (a few clock reads per message). stream includes reduce and result_write;
+ * allgather includes reduce. */
+typedef struct MPIX_Sparse_profile {
+    MPI_Count calls;       /**< calls profiled */
+    double scan;           /**< finding the non-zero blocks (element variant: sorting the pairs) */
+    double agreement;      /**< the collective that agrees on arguments, counts and the plan */
+    double dense;          /**< the dense path (MPI_Allreduce) */
+    double allgather;      /**< the allgather path, including its reduction */
+    double stream;         /**< the aggregators' stream, including reduce and result_write */
+    double reduce;         /**< aggregators reducing contributions */
+    double result_write;   /**< storing reduced results into the output */
+    double barrier;        /**< the barrier that ends a streamed call */
+    double node_broadcast; /**< hierarchical calls: a node leader broadcasting the result to its node */
+} MPIX_Sparse_profile;
+/** Copies this rank's profile on comm into *profile (local; not collective). */
+MPIX_SPARSE_API int MPIX_Sparse_profile_get(MPI_Comm comm, MPIX_Sparse_profile *profile);
 
-/* Each rank contributes nnz pairs of a vector of length count: indices in [0, count), any order,
+/** @} */
+
+/** @name 16-bit floating point: MPIX_FLOAT16 and MPIX_BFLOAT16
+ *
+ * MPI (3.1, and Open MPI 4.1) has no 16-bit float types, so the library defines two: IEEE binary16
+ * and bfloat16, each a committed 2-byte datatype named "MPIX_FLOAT16" / "MPIX_BFLOAT16". Pass them
+ * as the datatype of any call here, with buffers of 16-bit values (e.g. _Float16, __half,
+ * __nv_bfloat16, torch.float16/bfloat16 storage). MPI_SUM takes the sparse path, accumulating in
+ * float and rounding once to the 16-bit type at the end: every rank gets the same result, within
+ * half an ulp of the float sum (the sum of n values in float is itself off by at most about
+ * (n-1) * 2^-24 of the sum of their magnitudes). A hierarchical reduction (mpix_sparse_hierarchical)
+ * rounds each node's sum too, before the node leaders add them. MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN on the dense
+ * path use MPI_Allreduce with an op of the library that computes each combination in float and
+ * rounds it (one rounding per combination, in MPI's order). Other ops are MPIX_ERR_SPARSE_ARG
+ * errors. The types are made on first use (MPI must be initialized; before, and after
+ * MPI_Finalize, these return MPI_DATATYPE_NULL) and freed by MPI_Finalize; MPI's own calls can send
+ * them (they are plain bytes to MPI) but cannot reduce them.
+ * @{ */
+/** IEEE 754 binary16. */
+MPIX_SPARSE_API MPI_Datatype MPIX_Sparse_float16(void);
+/** bfloat16: the upper half of an IEEE binary32. */
+MPIX_SPARSE_API MPI_Datatype MPIX_Sparse_bfloat16(void);
+#define MPIX_FLOAT16 MPIX_Sparse_float16()   /**< the library's IEEE binary16 datatype */
+#define MPIX_BFLOAT16 MPIX_Sparse_bfloat16() /**< the library's bfloat16 datatype */
+/** @} */
+
+/** @name Element-sparse allreduce: (index, value) pairs
+ * @{ */
+
+/** Each rank contributes nnz pairs of a vector of length count: indices in [0, count), any order,
  * duplicates combined with op. recvbuf receives the dense result (count elements) on every rank. */
 MPIX_SPARSE_API int MPIX_Sparse_allreduce_elements(MPI_Count nnz, const int64_t *indices, const void *values,
                                                    void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                                                    MPI_Comm comm);
 
-/* Same input; the result stays sparse: sorted unique indices with their reduced values, owned by the
+typedef struct MPIX_Sparse_vector_s *MPIX_Sparse_vector; /**< a sparse result (opaque handle) */
+/** Same input; the result stays sparse: sorted unique indices with their reduced values, owned by the
  * library until MPIX_Sparse_vector_free. */
-typedef struct MPIX_Sparse_vector_s *MPIX_Sparse_vector;
 MPIX_SPARSE_API int MPIX_Sparse_allreduce_elements_sparse(MPI_Count nnz, const int64_t *indices, const void *values,
                                                           MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                                                           MPI_Comm comm, MPIX_Sparse_vector *result);
+/** The result's pairs: *nnz entries at *indices and *values (the datatype of the call), valid until
+ * MPIX_Sparse_vector_free. */
 MPIX_SPARSE_API int MPIX_Sparse_vector_get(MPIX_Sparse_vector v, MPI_Count *nnz, const int64_t **indices,
                                            const void **values);
+/** Releases a sparse result and sets *v to NULL. */
 MPIX_SPARSE_API int MPIX_Sparse_vector_free(MPIX_Sparse_vector *v);
 
-/* ------------------------------------------------------------------------------------------------
- * Error classes
+/** @} */
+
+/** @name Error classes
  *
  * The library registers these classes with MPI_Add_error_class on first use; MPIX_Sparse_error_class
  * returns the class of one kind (registering them if needed; MPI must be initialized), so that
+ * ~~~
  *     MPI_Error_class(code, &cls); if (cls == MPIX_ERR_SPARSE_ARG) ...
+ * ~~~
  * works. Each error code carries its own message for MPI_Error_string.
- * ------------------------------------------------------------------------------------------------ */
+ * @{ */
+/** The kinds of error the library raises, each its own MPI error class. */
 enum MPIX_Sparse_error_kind {
     MPIX_SPARSE_ERRKIND_ARG = 0,   /* invalid argument: count, buffer, datatype, op, index, pointer */
     MPIX_SPARSE_ERRKIND_COMM,      /* invalid communicator */
@@ -196,15 +265,23 @@ enum MPIX_Sparse_error_kind {
     MPIX_SPARSE_ERRKIND_TIMEOUT,   /* no progress within mpix_sparse_timeout: a peer stalled or left */
     MPIX_SPARSE_ERRKIND_COUNT_
 };
+/** The MPI error class of one MPIX_Sparse_error_kind. */
 MPIX_SPARSE_API int MPIX_Sparse_error_class(int kind);
-#define MPIX_ERR_SPARSE_ARG MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG)
-#define MPIX_ERR_SPARSE_COMM MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_COMM)
-#define MPIX_ERR_SPARSE_INFO MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INFO)
-#define MPIX_ERR_SPARSE_REMOTE MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_REMOTE)
-#define MPIX_ERR_SPARSE_TRANSPORT MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TRANSPORT)
-#define MPIX_ERR_SPARSE_PROTOCOL MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_PROTOCOL)
-#define MPIX_ERR_SPARSE_INTERN MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INTERN)
-#define MPIX_ERR_SPARSE_TIMEOUT MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TIMEOUT)
+#define MPIX_ERR_SPARSE_ARG MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG)   /**< invalid argument */
+#define MPIX_ERR_SPARSE_COMM MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_COMM) /**< invalid communicator */
+#define MPIX_ERR_SPARSE_INFO MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INFO) /**< invalid configuration value */
+#define MPIX_ERR_SPARSE_REMOTE                                                                                         \
+    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_REMOTE) /**< another rank failed or disagreed */
+#define MPIX_ERR_SPARSE_TRANSPORT                                                                                      \
+    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TRANSPORT) /**< UCX transport failure or a peer process gone */
+#define MPIX_ERR_SPARSE_PROTOCOL                                                                                       \
+    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_PROTOCOL) /**< malformed message from a peer */
+#define MPIX_ERR_SPARSE_INTERN                                                                                         \
+    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_INTERN) /**< MPI call failed inside the library, or out of memory */
+#define MPIX_ERR_SPARSE_TIMEOUT                                                                                        \
+    MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_TIMEOUT) /**< no progress within mpix_sparse_timeout */
+
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -214,6 +214,12 @@ class Communicator {
         return s;
     }
     void reset_stats() const { check(MPIX_Sparse_stats_reset(comm_)); }
+    // Seconds per phase (needs mpix_sparse_profile=on; see MPIX_Sparse_profile).
+    MPIX_Sparse_profile profile() const {
+        MPIX_Sparse_profile p{};
+        check(MPIX_Sparse_profile_get(comm_, &p));
+        return p;
+    }
 
   private:
     MPI_Comm comm_ = MPI_COMM_NULL;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "algo/worker_role.h"
@@ -208,6 +209,7 @@ bool AggregatorRole::advance() {
 void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
     const std::uint64_t span = end - base;
     const std::size_t block_bytes = spec_.layout.block_bytes();
+    std::optional<PhaseTimer> reducing(std::in_place, res_.profile, Phase::Reduce);
     std::byte *acc = in_place_ ? own_sink_->in_place(base, span) : nullptr;
     if (!in_place_) {
         if (res_.window.size() < span * block_bytes) res_.window.resize(span * block_bytes);
@@ -225,6 +227,7 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         }
     }
     const std::size_t u = reducer_.finish(static_cast<std::uint32_t>(spec_.workers()));
+    reducing.reset();
 
     if (u == 0) return;
     const BlockLayout &layout = spec_.layout;
@@ -235,8 +238,10 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         const std::uint64_t last = base + res_.union_[to - 1];
         const std::size_t n = to - from;
         const std::uint64_t run = last - first + 1;
-        const std::size_t packed = (n - 1) * block_bytes + layout.bytes_of(last) + n * sizeof(std::uint32_t);
-        const std::size_t dense = layout.run_bytes(first, run) + (n < run ? presence_bytes(run) : 0);
+        const std::size_t packed =
+            word_aligned((n - 1) * block_bytes + layout.bytes_of(last)) + n * sizeof(std::uint32_t);
+        const std::size_t run_bytes = layout.run_bytes(first, run);
+        const std::size_t dense = n < run ? word_aligned(run_bytes) + presence_bytes(run) : run_bytes;
         if (dense <= packed) {
             flush_pending(first);
             emit_dense(base, acc, from, to, to < u ? base + res_.union_[to] : end);
@@ -291,14 +296,16 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     message->header.nblocks = span;
     const std::byte *run = acc + (first - base) * block_bytes;
     const std::size_t run_bytes = layout.run_bytes(first, span);
-    const std::size_t bytes = run_bytes + (presence ? presence_bytes(span) : 0);
+    const std::size_t bitmap_at = word_aligned(run_bytes);
+    const std::size_t bytes = presence ? bitmap_at + presence_bytes(span) : run_bytes;
     const std::byte *payload = run;  // straight from the output buffer, which outlives the sends
     if (!from_output) {
         message->buffer = res_.buffers.acquire(bytes);
         std::byte *dst = message->buffer.data();
         std::memcpy(dst, run, run_bytes);
         if (gaps) {
-            auto *bits = reinterpret_cast<std::uint32_t *>(dst + run_bytes);
+            std::memset(dst + run_bytes, 0, bitmap_at - run_bytes);
+            auto *bits = reinterpret_cast<std::uint32_t *>(dst + bitmap_at);
             std::memset(bits, 0, presence_bytes(span));
             std::size_t next = from;
             for (std::uint64_t i = 0; i < span; ++i) {
@@ -375,8 +382,10 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
 void AggregatorRole::flush_pending(std::uint64_t end) {
     if (!pending_) return;
     std::byte *dst = pending_->buffer.data();
-    std::memcpy(dst + pending_bytes_, res_.result_index.data(), pending_n_ * sizeof(std::uint32_t));
-    const std::size_t bytes = pending_bytes_ + pending_n_ * sizeof(std::uint32_t);
+    const std::size_t index_at = word_aligned(pending_bytes_);
+    std::memset(dst + pending_bytes_, 0, index_at - pending_bytes_);
+    std::memcpy(dst + index_at, res_.result_index.data(), pending_n_ * sizeof(std::uint32_t));
+    const std::size_t bytes = index_at + pending_n_ * sizeof(std::uint32_t);
     pending_->header = result_header(cover_start_, end);
     pending_->header.nblocks = pending_n_;
     finish_result(std::move(pending_), dst, bytes, end);
@@ -391,8 +400,10 @@ void AggregatorRole::finish_result(std::unique_ptr<OutboundMessage> message, con
         MessageView view;
         if (const char *bad = check_payload(message->header, spec_.layout, payload, bytes, &view))
             fail(ErrorId::ProtocolViolation, std::string("own result malformed: ") + bad);
-        else
+        else {
+            PhaseTimer writing(res_.profile, Phase::ResultWrite);
             own_sink_->write(view);
+        }
     }
     const std::uint64_t begin = cover_start_;
     send_to_workers(std::move(message), payload, bytes);

@@ -142,6 +142,7 @@ void BlockAllreduce::activate() {
         if (local_failure_) fail(local_error());
         return;
     }
+    std::optional<PhaseTimer> scanning(std::in_place, s.profile(), Phase::Scan);
     const auto type = element_type_of(datatype_);
     const auto reduce = reduce_op_of(op_);
     SparseCall call;
@@ -186,6 +187,7 @@ void BlockAllreduce::activate() {
     if (!staged_sink_) sink_.emplace(output, call.layout);
     if (local_failure_ || out_of_memory_ || device_error_ || config.fail_at == FailPoint::Scan)
         call.local = SparseCall::Local::Failure;
+    scanning.reset();
     agree(call);
 }
 

@@ -14,8 +14,8 @@ namespace {
 // SparCML makes); both carry every value exactly.
 void choose_representation(MessagePlan &p, std::size_t run_bytes, std::size_t packed_data_bytes) {
     const bool gaps = p.n < p.span();
-    const std::size_t dense = run_bytes + (gaps ? presence_bytes(p.span()) : 0);
-    p.dense = dense <= packed_data_bytes + p.n * sizeof(std::uint32_t);
+    const std::size_t dense = gaps ? word_aligned(run_bytes) + presence_bytes(p.span()) : run_bytes;
+    p.dense = dense <= word_aligned(packed_data_bytes) + p.n * sizeof(std::uint32_t);
     p.presence = p.dense && gaps;
 }
 
@@ -23,11 +23,14 @@ void choose_representation(MessagePlan &p, std::size_t run_bytes, std::size_t pa
 // dense run with gaps; `at` is where the block data ended. Returns the payload length.
 std::size_t finish_payload(const MessagePlan &p, std::uint64_t from, const std::uint32_t *index, std::byte *dst,
                            std::size_t at) {
+    if (p.dense && !p.presence) return at;
+    const std::size_t aligned = word_aligned(at);
+    std::memset(dst + at, 0, aligned - at);
+    at = aligned;
     if (!p.dense) {
         std::memcpy(dst + at, index, p.n * sizeof(std::uint32_t));
         return at + p.n * sizeof(std::uint32_t);
     }
-    if (!p.presence) return at;
     const std::size_t bytes = presence_bytes(p.span());
     auto *bits = reinterpret_cast<std::uint32_t *>(dst + at);
     std::memset(bits, 0, bytes);
@@ -42,8 +45,9 @@ std::size_t finish_payload(const MessagePlan &p, std::uint64_t from, const std::
 }  // namespace
 
 std::size_t max_packed_bytes(std::uint64_t max_blocks, std::size_t block_bytes) {
-    // Packed: data + 4 bytes per block. Dense is only chosen when not larger than packed.
-    return static_cast<std::size_t>(max_blocks) * (block_bytes + sizeof(std::uint32_t));
+    // Packed: data, padding to a 4-byte boundary, 4 bytes per block. Dense is only chosen when not
+    // larger than packed.
+    return static_cast<std::size_t>(max_blocks) * (block_bytes + sizeof(std::uint32_t)) + sizeof(std::uint32_t);
 }
 
 MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,

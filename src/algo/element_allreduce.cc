@@ -142,6 +142,7 @@ void ElementAllreduce::stage_input() {
 
 void ElementAllreduce::activate() {
     CommState &s = state();
+    std::optional<PhaseTimer> scanning(std::in_place, s.profile(), Phase::Scan);  // staging and sorting
     SparseCall call;
     const auto type = element_type_of(in_.datatype);
     const auto reduce = reduce_op_of(in_.op);
@@ -209,6 +210,7 @@ void ElementAllreduce::activate() {
     else if (out_.dense == nullptr)
         collecting_.emplace(call.layout);
     call_ = call;
+    scanning.reset();
     if (s.size() == 1) {
         go_dense();
         return;

@@ -96,6 +96,7 @@ void HierarchicalAllreduce::start_broadcast() {
     broadcast_.emplace(levels_.node_state->comm(), recvbuf_, layout, datatype_, scratch_->resources.buffers,
                        scratch_->bitmap, on_device(kinds_.recv) ? device_memory() : nullptr, scratch_->device);
     broadcast_->start(algorithm_of(top) == Algorithm::Dense, static_cast<bool>(error_));
+    if (state_.profile() != nullptr) broadcast_since_ = profile_clock_ns();
     stage_ = Stage::Broadcast;
 }
 
@@ -131,6 +132,10 @@ bool HierarchicalAllreduce::progress() {
 }
 
 void HierarchicalAllreduce::finish() {
+    if (PhaseProfile *profile = state_.profile()) {
+        if (stage_ == Stage::Broadcast) profile->add(Phase::NodeBroadcast, profile_clock_ns() - broadcast_since_);
+        ++profile->calls;
+    }
     stage_ = Stage::Done;
     CommStats &stats = state_.stats();
     std::int64_t sent = 0, received = 0;

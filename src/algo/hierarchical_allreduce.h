@@ -52,6 +52,7 @@ class HierarchicalAllreduce final : public Operation {
     BufferKinds kinds_;
     bool local_failure_;
     Stage stage_ = Stage::Node;
+    std::int64_t broadcast_since_ = 0;  // profiling: when the node broadcast started
     OpError error_;
     std::unique_ptr<Operation> node_op_, leader_op_;
     std::unique_ptr<OperationScratch> scratch_;

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "core/error.h"
+#include "core/half_types.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -42,6 +43,7 @@ bool MpiRequests::test() {
 void MpiRequests::iallreduce(const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
     const std::size_t extent = extent_of(datatype);
+    op = dense_op_for(datatype, op);  // MPI cannot reduce the library's 16-bit float types itself
     std::uint64_t done = 0;
     do {
         const std::uint64_t n = std::min(kSlice, count - done);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/index_checks.h"
 #include "core/memory_ops.h"
+#include "transport/wire_format.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -91,9 +92,10 @@ void NodeBroadcast::start_payload() {
     // Packed: the blocks back to back (the vector's final block may be partial), then their numbers.
     const std::size_t block_bytes = layout_.block_bytes();
     const std::size_t data_bytes = static_cast<std::size_t>(n_) * block_bytes;
-    const std::size_t total = data_bytes + static_cast<std::size_t>(n_) * sizeof(std::uint32_t);
+    const std::size_t index_at = word_aligned(data_bytes);
+    const std::size_t total = index_at + static_cast<std::size_t>(n_) * sizeof(std::uint32_t);
     packed_ = pool_.acquire(std::max<std::size_t>(total, 1));
-    auto *index = reinterpret_cast<std::uint32_t *>(packed_.data() + data_bytes);
+    auto *index = reinterpret_cast<std::uint32_t *>(packed_.data() + index_at);
     if (leader_ && n_ > 0) {
         std::uint64_t k = 0;
         for (std::uint64_t b = bitmap_.next_set(0, blocks); b < blocks; b = bitmap_.next_set(b + 1, blocks))
@@ -103,7 +105,8 @@ void NodeBroadcast::start_payload() {
             device_copy([&] { device_->download_blocks(buf_, layout_, bitmap_, n_, packed_.data()); });
         else
             gather_blocks(packed_.data(), buf_, index, static_cast<std::size_t>(n_), 0, block_bytes, last_bytes);
-        std::memset(packed_.data() + data_bytes - block_bytes + last_bytes, 0, block_bytes - last_bytes);
+        std::memset(packed_.data() + data_bytes - block_bytes + last_bytes, 0,
+                    index_at - data_bytes + block_bytes - last_bytes);
     }
     mpi_.ibcast(packed_.data(), total, MPI_BYTE, comm_);
     bytes_ = total;
@@ -126,8 +129,8 @@ void NodeBroadcast::finish_payload() {
         return;
     }
     const std::uint64_t blocks = layout_.num_blocks();
-    const std::size_t data_bytes = static_cast<std::size_t>(n_) * layout_.block_bytes();
-    const auto *index = reinterpret_cast<const std::uint32_t *>(packed_.data() + data_bytes);
+    const std::size_t index_at = word_aligned(static_cast<std::size_t>(n_) * layout_.block_bytes());
+    const auto *index = reinterpret_cast<const std::uint32_t *>(packed_.data() + index_at);
     if (!ascending_below(index, static_cast<std::size_t>(n_), blocks)) {
         error_ = OpError{ErrorId::ProtocolViolation, "node broadcast with bad block numbers"};
         return;

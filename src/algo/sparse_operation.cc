@@ -89,7 +89,7 @@ void SparseOperation::agree(const SparseCall &call) {
     }
     MPI_Request r = MPI_REQUEST_NULL;
     mpi_.add(Library::get().agreement().iallreduce(agreement_, state_.comm(), &r), r, "agreement MPI_Iallreduce");
-    stage_ = Stage::Agree;
+    enter(Stage::Agree);
 }
 
 // Every rank computes the same plan from the same agreed numbers.
@@ -147,9 +147,34 @@ void SparseOperation::on_agreed() {
     }
 }
 
+std::optional<Phase> SparseOperation::phase_of(Stage stage) {
+    switch (stage) {
+    case Stage::Agree: return Phase::Agreement;
+    case Stage::Dense: return Phase::Dense;
+    case Stage::Gather: return Phase::Allgather;
+    case Stage::Stream: return Phase::Stream;
+    case Stage::Barrier: return Phase::Barrier;
+    case Stage::Idle:
+    case Stage::Done: break;
+    }
+    return std::nullopt;
+}
+
+// Moves to `next`; when profiling, the time spent in the stage left goes to its phase. The
+// communicator's profiling setting is looked up as the operation leaves Idle (each start).
+void SparseOperation::enter(Stage next) {
+    if (stage_ == Stage::Idle) profile_ = state_.profile();
+    if (profile_ != nullptr) {
+        const std::int64_t now = profile_clock_ns();
+        if (const auto phase = phase_of(stage_)) profile_->add(*phase, now - stage_since_);
+        stage_since_ = now;
+    }
+    stage_ = next;
+}
+
 void SparseOperation::go_dense() {
     algorithm_ = Algorithm::Dense;
-    stage_ = Stage::Dense;
+    enter(Stage::Dense);
     start_dense();
 }
 
@@ -158,6 +183,7 @@ void SparseOperation::start_allgather() {
     const int ranks = state_.size();
     record_bytes_ = static_cast<std::size_t>(allgather_record_bytes(call_.layout, plan_.max_contribution));
     BufferPool &pool = scratch().resources.buffers;
+    scratch().resources.profile = profile_;
     record_ = pool.acquire(record_bytes_);
     gathered_ = pool.acquire(record_bytes_ * static_cast<std::size_t>(ranks));
     pack_record(source(), call_.layout, plan_.max_contribution, record_.data());
@@ -167,7 +193,7 @@ void SparseOperation::start_allgather() {
              r, "MPI_Iallgather");
     counters_.bytes_sent += record_bytes_ * static_cast<std::uint64_t>(ranks - 1);
     counters_.bytes_received += record_bytes_ * static_cast<std::uint64_t>(ranks - 1);
-    stage_ = Stage::Gather;
+    enter(Stage::Gather);
 }
 
 void SparseOperation::start_stream() {
@@ -187,12 +213,13 @@ void SparseOperation::start_stream() {
     spec_.message_bytes = state_.config().message_bytes;
     spec_.window = state_.config().window;
     spec_.fail_at = state_.config().fail_at;
+    scratch().resources.profile = profile_;
     // A persistent request's previous stream is restarted (same spec object, buffers and sinks).
     if (stream_)
         stream_->restart();
     else
         stream_.emplace(spec_, state_.links(), scratch().resources, counters_, &source(), &sink(), group.rank);
-    stage_ = Stage::Stream;
+    enter(Stage::Stream);
     if (error_) stream_->fail(error_);  // failed before the stream: its peers must learn of it
     for (InboundMessage &m : held_)
         stream_->on_message(std::move(m));
@@ -204,7 +231,7 @@ void SparseOperation::start_barrier() {
     store_fence();  // results written with streaming stores are visible before anyone reads them
     MPI_Request r = MPI_REQUEST_NULL;
     mpi_.add(MPI_Ibarrier(state_.comm(), &r), r, "MPI_Ibarrier");
-    stage_ = Stage::Barrier;
+    enter(Stage::Barrier);
 }
 
 void SparseOperation::on_message(InboundMessage &&message) {
@@ -255,6 +282,7 @@ bool SparseOperation::step() {
     case Stage::Gather: {
         if (!mpi_.test()) return false;
         if (!error_) {
+            PhaseTimer reducing(profile_, Phase::Reduce);
             reduce_gathered(gathered_.data(), state_.size(), record_bytes_, call_.layout, call_.type, call_.op,
                             plan_.max_contribution, scratch().resources, sink());
             finish_sparse();
@@ -293,7 +321,8 @@ bool SparseOperation::progress() {
 }
 
 void SparseOperation::finish() {
-    stage_ = Stage::Done;
+    enter(Stage::Done);
+    if (profile_ != nullptr && !state_.is_level()) ++profile_->calls;  // a level's call is part of its parent's
     CommStats &stats = state_.stats();
     stats.last_algorithm = static_cast<int>(algorithm_);
     if (algorithm_ == Algorithm::Dense) ++stats.dense_fallbacks;

@@ -30,6 +30,7 @@
 #include "core/block_layout.h"
 #include "core/element_type.h"
 #include "core/operation.h"
+#include "core/phase_profile.h"
 #include "core/planner.h"
 
 namespace mpix::sparse::detail {
@@ -101,6 +102,8 @@ class SparseOperation : public Operation {
 
   private:
     bool step();
+    void enter(Stage next);
+    static std::optional<Phase> phase_of(Stage stage);
     void release_held();
     void on_agreed();
     void start_allgather();
@@ -113,6 +116,8 @@ class SparseOperation : public Operation {
     OpError error_;
     Algorithm algorithm_ = Algorithm::Dense;
     OpCounters counters_;
+    PhaseProfile *profile_ = nullptr;  // this start's communicator's profile, when profiling
+    std::int64_t stage_since_ = 0;     // when the current stage began (profiling only)
     std::vector<SumMax> agreement_;
     Demand demand_;
     Plan plan_;

@@ -9,6 +9,7 @@
 
 #include "algo/buffer_pool.h"
 #include "algo/message_cursor.h"
+#include "core/phase_profile.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -83,9 +84,11 @@ struct StreamResources {
     std::vector<std::uint32_t> counts;        // contributors per window block
     std::vector<std::uint64_t> touched;       // window blocks with a contribution (one bit each)
     std::vector<std::uint32_t> union_;        // window positions with a contribution
+    std::vector<float> wide;                  // float accumulator of 16-bit float windows
     std::vector<std::uint32_t> plan_index;    // worker's message plan scratch
     std::vector<std::uint32_t> result_index;  // aggregator's packed result block numbers
     std::vector<GatheredRecord> records;      // the allgather algorithm's records
+    PhaseProfile *profile = nullptr;          // the running operation's communicator's, when profiling
 
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }

@@ -23,7 +23,8 @@ class WindowReducer {
     WindowReducer(const BlockLayout &layout, const ReduceKernels &kernels, StreamResources &resources,
                   std::uint64_t max_span);
 
-    // Starts a window; acc holds span blocks (slots no contributor touches are never read).
+    // Starts a window; acc holds span blocks (slots no contributor touches are never read). 16-bit
+    // floats accumulate in a float window and are rounded into acc by finish().
     void begin(std::uint64_t base, std::uint64_t span, std::byte *acc);
     // Reduces blocks of the window into it.
     void add(const BlockBatch &batch);
@@ -39,6 +40,7 @@ class WindowReducer {
     StreamResources &res_;
     std::uint64_t base_ = 0, span_ = 0;
     std::byte *acc_ = nullptr;
+    std::byte *slots_ = nullptr;  // where contributions accumulate: acc_, or the float window (16-bit floats)
 };
 
 }  // namespace mpix::sparse::detail

@@ -180,7 +180,10 @@ void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std
         fail(ErrorId::ProtocolViolation, std::string("malformed result: ") + bad);
         return;
     }
-    sink_.write(view);
+    {
+        PhaseTimer writing(res_.profile, Phase::ResultWrite);
+        sink_.write(view);
+    }
     result_covered(static_cast<int>(h.sender), h.begin, h.end);
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/device_memory.h"
 #include "core/error.h"
+#include "core/half_types.h"
 
 namespace mpix::sparse::detail {
 
@@ -25,7 +26,9 @@ void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Cou
     if (count == 0) return;
     int named = 0, ints = 0, addresses = 0, types = 0;
     MPI_Type_get_envelope(datatype, &ints, &addresses, &types, &named);
-    const bool predefined = named == MPI_COMBINER_NAMED;
+    // The library's 16-bit float types are derived types to MPI, named types to users.
+    const bool predefined = named == MPI_COMBINER_NAMED || half_type_of(datatype).has_value();
+    if (half_type_of(datatype) && !half_op_supported(op)) fail(ErrorId::HalfFloatOp);
     if (recvbuf == MPI_IN_PLACE || (predefined && (recvbuf == nullptr || sendbuf == nullptr)))
         fail(ErrorId::NullBuffer);
     if (extent > 0 &&

@@ -1,4 +1,5 @@
-// MPIX_Sparse_stats_get / _reset: local, never collective (a communicator without state reads zero).
+// MPIX_Sparse_stats_get / _reset, MPIX_Sparse_profile_get: local, never collective (a communicator without state reads
+// zero).
 #include "api/api_guard.h"
 #include "core/comm_state.h"
 #include "mpix_sparse/mpix_sparse.h"
@@ -30,6 +31,33 @@ extern "C" int MPIX_Sparse_stats_reset(MPI_Comm comm) {
         if (CommState *state = library.find(comm)) {
             std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
             state->stats() = CommStats{};
+            state->profile_totals() = PhaseProfile{};
+        }
+    });
+}
+
+extern "C" int MPIX_Sparse_profile_get(MPI_Comm comm, MPIX_Sparse_profile *profile) {
+    return api_call(comm, [&] {
+        Library &library = Library::get();
+        library.check_comm(comm);
+        if (profile == nullptr) fail(ErrorId::NullStats);
+        *profile = MPIX_Sparse_profile{};
+        if (CommState *state = library.find(comm)) {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            const PhaseProfile &p = state->profile_totals();
+            auto seconds = [&](Phase phase) {
+                return static_cast<double>(p.ns[static_cast<std::size_t>(phase)]) * 1e-9;
+            };
+            profile->calls = p.calls;
+            profile->scan = seconds(Phase::Scan);
+            profile->agreement = seconds(Phase::Agreement);
+            profile->dense = seconds(Phase::Dense);
+            profile->allgather = seconds(Phase::Allgather);
+            profile->stream = seconds(Phase::Stream);
+            profile->reduce = seconds(Phase::Reduce);
+            profile->result_write = seconds(Phase::ResultWrite);
+            profile->barrier = seconds(Phase::Barrier);
+            profile->node_broadcast = seconds(Phase::NodeBroadcast);
         }
     });
 }

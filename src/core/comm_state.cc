@@ -142,7 +142,7 @@ namespace {
 
 // MPIX_SPARSE_REPORT=1: each rank prints what the library did on a communicator when it is freed or
 // at MPI_Finalize (so runs of unmodified programs under the interposer show it).
-void report_statistics(const CommState &state, const CommStats &stats) {
+void report_statistics(const CommState &state, const CommStats &stats, const PhaseProfile &profile) {
     static const bool wanted = [] {
         const char *v = std::getenv("MPIX_SPARSE_REPORT");
         return v != nullptr && std::strcmp(v, "1") == 0;
@@ -156,13 +156,26 @@ void report_statistics(const CommState &state, const CommStats &stats) {
                  world_rank, state.context(), state.size(), static_cast<long long>(stats.calls),
                  static_cast<long long>(stats.dense_fallbacks), static_cast<long long>(stats.bytes_sent),
                  static_cast<long long>(stats.bytes_received));
+    if (profile.calls == 0) return;
+    static const char *const names[kPhases] = {"scan",   "agreement", "dense",   "allgather",     "stream",
+                                               "reduce", "result",    "barrier", "node broadcast"};
+    std::string line;
+    for (std::size_t i = 0; i < kPhases; ++i) {
+        if (profile.ns[i] == 0) continue;
+        char part[64];
+        std::snprintf(part, sizeof part, ", %s %.3f", names[i],
+                      static_cast<double>(profile.ns[i]) * 1e-6 / static_cast<double>(profile.calls));
+        line += part;
+    }
+    std::fprintf(stderr, "mpix_sparse profile: world rank %d, context %u: %lld calls, ms per call%s\n", world_rank,
+                 state.context(), static_cast<long long>(profile.calls), line.c_str());
 }
 
 }  // namespace
 
 CommState::~CommState() {
     Library &library = Library::get();
-    if (parent_ == nullptr) report_statistics(*this, stats_);  // levels of a hierarchy count in their parent
+    if (parent_ == nullptr) report_statistics(*this, stats_, profile_);  // levels of a hierarchy count in their parent
     // Freeing a communicator with operations in flight: MPI lets them complete first.
     library.wait_until([this] { return queue_.empty(); });
     if (hierarchy_) {

@@ -27,6 +27,7 @@
 #include "core/dense_streak.h"
 #include "core/group.h"
 #include "core/operation.h"
+#include "core/phase_profile.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -80,6 +81,14 @@ class CommState final : public MessageSink, public Progressable {
 
     // Engine lock held for everything below.
     CommStats &stats() { return stats_; }
+    // Where this communicator's calls time their phases, or null when profiling is off (a hierarchy
+    // level's phases count in its parent, as its statistics do).
+    PhaseProfile *profile() {
+        if (parent_ != nullptr) return parent_->profile();
+        return config_.profile ? &profile_ : nullptr;
+    }
+    PhaseProfile &profile_totals() { return profile_; }
+    bool is_level() const { return parent_ != nullptr; }  // a node or leader level of a hierarchy
     DenseStreak &dense_streak() { return dense_streak_; }
     Transport &links();
 
@@ -134,6 +143,7 @@ class CommState final : public MessageSink, public Progressable {
     // Engine lock:
     std::uint64_t next_seq_ = 0;
     CommStats stats_;
+    PhaseProfile profile_;
     DenseStreak dense_streak_;
     // In sequence order; front() is active once activated. A vector, not a deque: a deque allocates
     // and frees a node as operations pass through, the vector keeps its memory.

@@ -22,6 +22,7 @@ constexpr SettingName kDenseBelow{"mpix_sparse_dense_below", "MPIX_SPARSE_DENSE_
 constexpr SettingName kTestFail{"mpix_sparse_test_fail", nullptr};
 constexpr SettingName kTimeout{"mpix_sparse_timeout", "MPIX_SPARSE_TIMEOUT"};
 constexpr SettingName kProgressThread{"mpix_sparse_progress_thread", "MPIX_SPARSE_PROGRESS_THREAD"};
+constexpr SettingName kProfile{"mpix_sparse_profile", "MPIX_SPARSE_PROFILE"};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
@@ -130,6 +131,7 @@ const Keyword<Hierarchy> kHierarchyWords[] = {
 
 const Keyword<ProgressThreadSetting> kProgressWords[] = {
     {"auto", ProgressThreadSetting::Auto}, {"on", ProgressThreadSetting::On}, {"off", ProgressThreadSetting::Off}};
+const Keyword<bool> kOnOffWords[] = {{"on", true}, {"off", false}, {"1", true}, {"0", false}};
 const Keyword<FailPoint> kFailWords[] = {
     {"none", FailPoint::None},           {"scan", FailPoint::Scan},     {"contribution", FailPoint::Contribution},
     {"aggregate", FailPoint::Aggregate}, {"result", FailPoint::Result}, {"corrupt", FailPoint::Corrupt},
@@ -162,6 +164,8 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
         set_or_fail(c.progress_thread, parse_keyword(*v, kProgressWords), ErrorId::InfoProgressThread, kProgressThread,
                     *v);
     if (auto v = lookup(kTimeout)) set_or_fail(c.timeout_s, parse_seconds(*v), ErrorId::InfoTimeout, kTimeout, *v);
+    if (auto v = lookup(kProfile))
+        set_or_fail(c.profile, parse_keyword(*v, kOnOffWords), ErrorId::InfoProfile, kProfile, *v);
     if (auto v = lookup(kTestFail))
         set_or_fail(c.fail_at, parse_keyword(*v, kFailWords), ErrorId::InfoTuning, kTestFail, *v);
     if (auto v = lookup(kPlacement))

@@ -47,6 +47,8 @@ struct Config {
     // Seconds an operation may make no progress before it fails with MPIX_ERR_SPARSE_TIMEOUT and the
     // communicator is marked broken; 0: wait as long as it takes (MPI semantics).
     double timeout_s = 0;
+    // Time each phase of every call (MPIX_Sparse_profile_get); off: no clock is read.
+    bool profile = false;
 };
 
 // One configurable setting: its MPI_Info key and environment variable.

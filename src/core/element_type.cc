@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "core/half_types.h"
+
 namespace mpix::sparse::detail {
 namespace {
 
@@ -16,9 +18,23 @@ ElementType long_type(bool is_unsigned_long) {
         return is_unsigned_long ? ElementType::U32 : ElementType::I32;
 }
 
+// Fortran's types (from the Fortran binding, or C code passing them): their widths are the MPI's
+// Fortran compiler's, so they are asked of MPI. An MPI without Fortran may define them as null.
+std::optional<ElementType> fortran_type_of(MPI_Datatype datatype) {
+    const bool real =
+        datatype == MPI_REAL || datatype == MPI_DOUBLE_PRECISION || datatype == MPI_REAL4 || datatype == MPI_REAL8;
+    const bool integer = datatype == MPI_INTEGER || datatype == MPI_INTEGER4 || datatype == MPI_INTEGER8;
+    int size = 0;
+    if ((!real && !integer) || MPI_Type_size(datatype, &size) != MPI_SUCCESS) return std::nullopt;
+    if (size == 4) return real ? ElementType::F32 : ElementType::I32;
+    if (size == 8) return real ? ElementType::F64 : ElementType::I64;
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ElementType> element_type_of(MPI_Datatype datatype) {
+    if (datatype == MPI_DATATYPE_NULL) return std::nullopt;
     if (datatype == MPI_FLOAT) return ElementType::F32;
     if (datatype == MPI_DOUBLE) return ElementType::F64;
     if (datatype == MPI_INT || datatype == MPI_INT32_T) return ElementType::I32;
@@ -27,7 +43,8 @@ std::optional<ElementType> element_type_of(MPI_Datatype datatype) {
     if (datatype == MPI_UNSIGNED || datatype == MPI_UINT32_T) return ElementType::U32;
     if (datatype == MPI_UINT64_T || datatype == MPI_UNSIGNED_LONG_LONG) return ElementType::U64;
     if (datatype == MPI_UNSIGNED_LONG) return long_type(true);
-    return std::nullopt;
+    if (auto half = half_type_of(datatype)) return half;
+    return fortran_type_of(datatype);
 }
 
 std::optional<ReduceOp> reduce_op_of(MPI_Op op) {
@@ -48,6 +65,8 @@ const char *name_of(ElementType t) {
     case ElementType::I64: return "int64";
     case ElementType::U32: return "uint32";
     case ElementType::U64: return "uint64";
+    case ElementType::F16: return "float16";
+    case ElementType::BF16: return "bfloat16";
     default: return "invalid";
     }
 }

@@ -11,7 +11,8 @@
 
 namespace mpix::sparse::detail {
 
-enum class ElementType : std::uint8_t { F32 = 0, F64, I32, I64, U32, U64, Count_ };
+// F16 and BF16: IEEE binary16 and bfloat16 (MPIX_FLOAT16, MPIX_BFLOAT16), summed in float.
+enum class ElementType : std::uint8_t { F32 = 0, F64, I32, I64, U32, U64, F16, BF16, Count_ };
 enum class ReduceOp : std::uint8_t { Sum = 0, Bor, Bxor, Lor, Lxor, Max, Count_ };
 
 constexpr std::size_t element_size(ElementType t) {
@@ -19,12 +20,14 @@ constexpr std::size_t element_size(ElementType t) {
     case ElementType::F32:
     case ElementType::I32:
     case ElementType::U32: return 4;
+    case ElementType::F16:
+    case ElementType::BF16: return 2;
     default: return 8;
     }
 }
 
 constexpr bool is_floating(ElementType t) {
-    return t == ElementType::F32 || t == ElementType::F64;
+    return t == ElementType::F32 || t == ElementType::F64 || t == ElementType::F16 || t == ElementType::BF16;
 }
 constexpr bool is_unsigned(ElementType t) {
     return t == ElementType::U32 || t == ElementType::U64;

@@ -3,6 +3,8 @@
 // error handler. Each ErrorId has one fixed message, which MPI_Error_string returns for its code.
 #pragma once
 
+#include <mpi.h>
+
 #include <exception>
 #include <string>
 
@@ -17,6 +19,7 @@ enum class ErrorId : int {
     NullDatatype,
     UnsupportedDatatype,
     NullOp,
+    HalfFloatOp,
     AliasedBuffers,
     NullStats,
     NullNewcomm,
@@ -49,6 +52,7 @@ enum class ErrorId : int {
     InfoTooFewRanks,
     InfoProgressThread,
     InfoTimeout,
+    InfoProfile,
     RemoteArgument,
     ArgumentMismatch,
     RemoteFailure,
@@ -91,5 +95,10 @@ class Error : public std::exception {
 };
 
 [[noreturn]] void fail(ErrorId id, std::string detail = {});
+
+// MPI calls inside the library return errors to it instead of aborting: a failed one throws.
+inline void check_mpi(int rc, const char *what) {
+    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, what);
+}
 
 }  // namespace mpix::sparse::detail

@@ -23,11 +23,6 @@ namespace {
 Library *g_library = nullptr;
 std::mutex g_init_lock;
 
-// MPI calls inside the library return errors to it instead of aborting.
-void check_mpi(int rc, const char *what) {
-    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, what);
-}
-
 // Idle backoff of a waiting thread: poll a while (a reply is often about to land), then yield the
 // core to the ranks sharing it (the oversubscribed case), then sleep on the worker's event fd in
 // short slices, so an idle rank burns no CPU. A slice is short because MPI requests (agreement,
@@ -63,6 +58,7 @@ Library::Library() {
     // MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: our teardown hook.
     check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval_, this), "MPI_Comm_set_attr");
     agreement_ = std::make_unique<AgreementOp>();
+    half_types_ = std::make_unique<HalfTypes>();
 }
 
 // Parked memory outlives the library: MPI or UCX may still write it (see Library::park). Reachable
@@ -124,6 +120,7 @@ void Library::shutdown() {
     sinks_.clear();
     ucx_.reset();
     agreement_.reset();
+    half_types_.reset();
     MPI_Comm_free_keyval(&state_keyval_);
     MPI_Comm_free_keyval(&finalize_keyval_);
 }

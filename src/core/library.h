@@ -22,6 +22,7 @@
 #include "core/agreement.h"
 #include "core/config.h"
 #include "core/group.h"
+#include "core/half_types.h"
 #include "core/operation.h"
 #include "transport/transport.h"
 
@@ -65,6 +66,7 @@ class Library {
     void unregister_sink(std::uint32_t context);
 
     const AgreementOp &agreement() const { return *agreement_; }
+    const HalfTypes &half_types() const { return *half_types_; }
 
     // Exchanges UCX worker addresses over `comm` (collective; call without the engine lock) and
     // returns the links to its ranks.
@@ -111,6 +113,7 @@ class Library {
     int finalize_keyval_ = MPI_KEYVAL_INVALID;
     std::map<MPI_Comm, CommState *> states_;
     std::unique_ptr<AgreementOp> agreement_;
+    std::unique_ptr<HalfTypes> half_types_;
     // Engine lock:
     std::unique_ptr<UcxWorker> ucx_;
     std::uint32_t next_context_ = 1;

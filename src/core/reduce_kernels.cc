@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/half_float.h"
+
 namespace mpix::sparse::detail {
 namespace {
 
@@ -161,9 +163,68 @@ std::size_t collect_elements(std::byte *acc, std::uint32_t *counts, std::uint64_
     return u;
 }
 
+// 16-bit floats: slots are floats; each contribution is widened exactly, so a slot's value is the
+// float sum of its contributors in the fixed order, rounded once by narrow().
+template <class Format>
+void accumulate_wide(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, const std::uint32_t *index,
+                     std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems,
+                     std::size_t stride) {
+    float *a = reinterpret_cast<float *>(acc);
+    const auto *v = reinterpret_cast<const std::uint16_t *>(data);
+    for (std::size_t i = 0; i < nblocks; ++i) {
+        const std::size_t slot = static_cast<std::size_t>((index ? std::int64_t{index[i]} : std::int64_t(i)) + shift);
+        float *out = a + slot * stride;
+        const std::uint16_t *in = v + i * stride;
+        if (counts[slot]++ == 0) {
+            touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
+            for (std::size_t e = 0; e < elems; ++e)
+                out[e] = Format::to_float(in[e]);
+        } else {
+            for (std::size_t e = 0; e < elems; ++e)
+                out[e] += Format::to_float(in[e]);
+        }
+    }
+}
+
+template <class Format>
+void narrow_wide(std::byte *out, const std::byte *wide, std::size_t n) {
+    auto *o = reinterpret_cast<std::uint16_t *>(out);
+    const auto *w = reinterpret_cast<const float *>(wide);
+    for (std::size_t i = 0; i < n; ++i)
+        o[i] = Format::from_float(w[i]);
+}
+
+// Element-wise on the 16-bit values themselves (a rank's duplicate indices): one rounding per add.
+template <class Format>
+void init_narrow(std::byte *acc, const std::byte *x, std::size_t n) {
+    std::memcpy(acc, x, n * sizeof(std::uint16_t));
+}
+
+template <class Format>
+void combine_narrow(std::byte *acc, const std::byte *x, std::size_t n) {
+    auto *a = reinterpret_cast<std::uint16_t *>(acc);
+    const auto *v = reinterpret_cast<const std::uint16_t *>(x);
+    for (std::size_t i = 0; i < n; ++i)
+        a[i] = Format::from_float(Format::to_float(a[i]) + Format::to_float(v[i]));
+}
+
+template <class Format>
+constexpr std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)> half_kernels() {
+    ReduceKernels k{};
+    k.accumulate = &accumulate_wide<Format>;
+    k.finish_partial = &finish_partial_float<float>;
+    k.collect_elements = &collect_elements<float, SumOp>;
+    k.init = &init_narrow<Format>;
+    k.combine = &combine_narrow<Format>;
+    k.narrow = &narrow_wide<Format>;
+    k.accumulator_size = sizeof(float);
+    return {k, ReduceKernels{}, ReduceKernels{}, ReduceKernels{}, ReduceKernels{}, ReduceKernels{}};
+}
+
 template <class T, class Op>
 constexpr ReduceKernels make_kernels() {
     ReduceKernels k{};
+    k.accumulator_size = sizeof(T);
     k.accumulate = &accumulate<T, Op>;
     k.finish_partial = nullptr;
     if constexpr (std::is_floating_point_v<T> && std::is_same_v<Op, SumOp>) k.finish_partial = &finish_partial_float<T>;
@@ -190,7 +251,8 @@ constexpr std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)> 
 const std::array<std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)>,
                  static_cast<std::size_t>(ElementType::Count_)>
     kKernels{float_kernels<float>(),          float_kernels<double>(),          kernels_of_type<std::int32_t>(),
-             kernels_of_type<std::int64_t>(), kernels_of_type<std::uint32_t>(), kernels_of_type<std::uint64_t>()};
+             kernels_of_type<std::int64_t>(), kernels_of_type<std::uint32_t>(), kernels_of_type<std::uint64_t>(),
+             half_kernels<Float16Format>(),   half_kernels<BFloat16Format>()};
 
 }  // namespace
 

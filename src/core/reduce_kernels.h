@@ -32,6 +32,11 @@ struct ReduceKernels {
     // acc[i] = init(x[i]) and acc[i] = op(acc[i], x[i]) over n elements: duplicates and allgather.
     void (*init)(std::byte *acc, const std::byte *x, std::size_t n);
     void (*combine)(std::byte *acc, const std::byte *x, std::size_t n);
+    // 16-bit floats accumulate in float, rounded once at the end: accumulate, finish_partial and
+    // collect_elements then work on float slots (accumulator_size bytes per element), and narrow
+    // rounds n of them into the element type. Null (and accumulator_size == element size) otherwise.
+    void (*narrow)(std::byte *out, const std::byte *wide, std::size_t n);
+    std::size_t accumulator_size;
 };
 
 // Requires is_sparse_capable(type, op).

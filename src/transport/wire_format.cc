@@ -48,30 +48,31 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
     view->cover_end = h.end;
     view->data = payload;
     if (h.nblocks == 0) return payload_bytes == 0 ? nullptr : "payload without blocks";
-    // Block data lengths are multiples of the element size (>= 4), so the trailing uint32 arrays are
-    // aligned when the payload is; receivers hand in 8-byte aligned payloads.
+    // The trailing uint32 arrays start at a multiple of 4 (word_aligned), so they are aligned when the
+    // payload is; receivers hand in 8-byte aligned payloads.
     if (!aligned8(payload)) return "misaligned payload";
     if (h.flags & kDenseRun) {
         view->dense = true;
         view->first = h.first;
         view->n = h.nblocks;
         const std::size_t data_bytes = layout.run_bytes(h.first, h.nblocks);
-        const std::size_t extra = (h.flags & kPresence) ? presence_bytes(h.nblocks) : 0;
-        if (payload_bytes != data_bytes + extra) return "dense run has wrong length";
-        if (extra) view->presence = reinterpret_cast<const std::uint32_t *>(payload + data_bytes);
+        if (!(h.flags & kPresence)) return payload_bytes == data_bytes ? nullptr : "dense run has wrong length";
+        const std::size_t at = word_aligned(data_bytes);
+        if (payload_bytes != at + presence_bytes(h.nblocks)) return "dense run has wrong length";
+        view->presence = reinterpret_cast<const std::uint32_t *>(payload + at);
         return nullptr;
     }
     if (h.flags & kPresence) return "presence bitmap on a packed message";
     const std::size_t index_bytes = static_cast<std::size_t>(h.nblocks) * sizeof(std::uint32_t);
     if (payload_bytes < index_bytes) return "packed payload shorter than its index";
-    // Block data is whole elements of at least 4 bytes: the index that follows it is 4-byte aligned.
+    // The index starts at a multiple of 4 after the block data, so the payload's length is one too.
     if (payload_bytes % sizeof(std::uint32_t) != 0) return "packed payload length not a multiple of 4";
     const auto *idx = reinterpret_cast<const std::uint32_t *>(payload + (payload_bytes - index_bytes));
     if (!ascending_below(idx, static_cast<std::size_t>(h.nblocks), h.end - h.begin))
         return "block numbers not ascending or outside the range";
     const std::size_t data_bytes =
         static_cast<std::size_t>(h.nblocks - 1) * layout.block_bytes() + layout.bytes_of(h.begin + idx[h.nblocks - 1]);
-    if (data_bytes + index_bytes != payload_bytes) return "packed payload has wrong length";
+    if (word_aligned(data_bytes) + index_bytes != payload_bytes) return "packed payload has wrong length";
     view->first = h.begin;
     view->n = h.nblocks;
     view->index = idx;

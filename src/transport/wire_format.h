@@ -57,6 +57,13 @@ inline bool aligned8(const std::byte *p) {
     return (reinterpret_cast<std::uintptr_t>(p) & 7u) == 0;
 }
 
+// Where a payload's uint32 array (packed block numbers, or a presence bitmap) starts after
+// data_bytes of block data: the next multiple of 4 (2-byte elements may end mid-word; the padding is
+// zero bytes).
+inline std::size_t word_aligned(std::size_t data_bytes) {
+    return (data_bytes + 3) & ~std::size_t{3};
+}
+
 inline std::size_t presence_bytes(std::uint64_t nblocks) {
     return static_cast<std::size_t>((nblocks + 31) / 32) * sizeof(std::uint32_t);
 }

@@ -3,7 +3,8 @@
 # uses it as a user would: the examples built out of tree with find_package(mpix_sparse), and the
 # minimal example compiled with mpicc and pkg-config; both run on 2 ranks; the loaded library's
 # version matches the header's.
-# $MPICC: the MPI compiler wrapper of the MPI the library was built with (default mpicc).
+# $MPICC: the MPI compiler wrapper of the MPI the library was built with (default mpicc); $MPIFC:
+# its Fortran wrapper (the Fortran module is then compiled with it too).
 set -euo pipefail
 MPICC=${MPICC:-mpicc}
 build=$1 src=$2
@@ -38,4 +39,17 @@ int main(void) {
 C
 "$MPICC" "$work/version.c" $(pkg-config --cflags --libs mpix_sparse) -Wl,-rpath,"$libdir" -o "$work/version"
 "$work/version"
+
+# The Fortran module (when installed): the example built by CMake above, and with the MPI wrapper
+# ($MPIFC) as docs/fortran.md shows.
+if [ -f "$work/prefix/include/mpix_sparse/fortran/mpix_sparse_f08.mod" ]; then
+  "$@" -np 2 "$work/examples/fortran_sparse_allreduce" | tee "$work/f08_cmake.out"
+  grep -q '^ierror=0 ' "$work/f08_cmake.out"
+  if [ -n "${MPIFC:-}" ]; then
+    "$MPIFC" -I"$work/prefix/include/mpix_sparse/fortran" "$src/examples/fortran/sparse_allreduce.f90" \
+      -L"$libdir" -lmpix_sparse_f08 -lmpix_sparse -Wl,-rpath,"$libdir" -o "$work/f08_wrapper"
+    "$@" -np 2 "$work/f08_wrapper" | tee "$work/f08_wrapper.out"
+    grep -q '^ierror=0 ' "$work/f08_wrapper.out"
+  fi
+fi
 echo "consume_installed: ok"

@@ -40,6 +40,9 @@ TEST(Config, DefaultsAndValidValues) {
     EXPECT_EQ(d.timeout_s, 0.0) << "no timeout by default: MPI semantics";
     EXPECT_DOUBLE_EQ(parse({{"mpix_sparse_timeout", "2.5"}}).timeout_s, 2.5);
     EXPECT_DOUBLE_EQ(parse({{"MPIX_SPARSE_TIMEOUT", " 30 "}}).timeout_s, 30.0);
+    EXPECT_FALSE(d.profile) << "profiling off by default";
+    EXPECT_TRUE(parse({{"mpix_sparse_profile", "On"}}).profile);
+    EXPECT_FALSE(parse({{"MPIX_SPARSE_PROFILE", "0"}}).profile);
     const Config c = parse({{"mpix_sparse_block_size", " 64 "},
                             {"mpix_sparse_aggregators", "2"},
                             {"mpix_sparse_aggregator_mode", "Dedicated"},
@@ -75,6 +78,7 @@ TEST(Config, BadValuesAreErrorsNamingTheKey) {
     EXPECT_EQ(parse_error({{"mpix_sparse_timeout", "-1"}}), ErrorId::InfoTimeout);
     EXPECT_EQ(parse_error({{"mpix_sparse_timeout", "10s"}}), ErrorId::InfoTimeout);
     EXPECT_EQ(parse_error({{"mpix_sparse_timeout", "nan"}}), ErrorId::InfoTimeout);
+    EXPECT_EQ(parse_error({{"mpix_sparse_profile", "yes"}}), ErrorId::InfoProfile);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_MESSAGE_BYTES", "12"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_SPARSE_COPY_NS", "-1"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_DENSE_TABLE", "4:1,2:1"}}), ErrorId::InfoTuning);
