@@ -136,6 +136,8 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *   mpix_sparse_timeout           (MPIX_SPARSE_TIMEOUT)           seconds an operation may wait without
  *                                                                 progress before MPIX_ERR_SPARSE_TIMEOUT;
  *                                                                 0 (none: MPI semantics)
+ *   mpix_sparse_profile           (MPIX_SPARSE_PROFILE)           on | off; off (time each phase:
+ *                                                                 MPIX_Sparse_profile_get)
  * ~~~
  * A peer process found gone fails the waiting call with MPIX_ERR_SPARSE_TRANSPORT without a timeout.
  * After either error the communicator is broken: later calls on it return the same class at once,

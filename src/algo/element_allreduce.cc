@@ -12,6 +12,7 @@
 #include "core/comm_state.h"
 #include "core/device_memory.h"
 #include "core/element_type.h"
+#include "core/half_types.h"
 #include "core/memory_ops.h"
 #include "core/pair_sort.h"
 #include "core/reduce_kernels.h"
@@ -44,7 +45,7 @@ void densify(const ElementInput &in, const SortedPairs *canonical, std::byte *de
             std::memcpy(target, v, extent);
             seen[k] = 1;
         } else {
-            MPI_Reduce_local(v, target, 1, in.datatype, in.op);
+            MPI_Reduce_local(v, target, 1, in.datatype, dense_op_for(in.datatype, in.op));
         }
     }
 }

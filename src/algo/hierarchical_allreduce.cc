@@ -74,7 +74,10 @@ void HierarchicalAllreduce::on_message(InboundMessage &&message) {
 void HierarchicalAllreduce::fail(OpError error) {
     if (!error_) error_ = std::move(error);
     // Failed before the node level could start (activation threw): nothing to take part in yet.
-    if (stage_ == Stage::Node && !node_op_) stage_ = Stage::Done;
+    if (stage_ == Stage::Node && !node_op_) {
+        stage_ = Stage::Done;
+        if (PhaseProfile *profile = state_.profile()) ++profile->calls;  // counted, as a flat call's is
+    }
 }
 
 void HierarchicalAllreduce::abandon(OpError error) {
@@ -95,8 +98,8 @@ void HierarchicalAllreduce::start_broadcast() {
     const Operation &top = leader_op_ && levels_.leader_state->size() > 1 ? *leader_op_ : *node_op_;
     broadcast_.emplace(levels_.node_state->comm(), recvbuf_, layout, datatype_, scratch_->resources.buffers,
                        scratch_->bitmap, on_device(kinds_.recv) ? device_memory() : nullptr, scratch_->device);
+    if (state_.profile() != nullptr) broadcast_since_ = profile_clock_ns();  // the leader's scan included
     broadcast_->start(algorithm_of(top) == Algorithm::Dense, static_cast<bool>(error_));
-    if (state_.profile() != nullptr) broadcast_since_ = profile_clock_ns();
     stage_ = Stage::Broadcast;
 }
 

@@ -7,6 +7,7 @@
 #include "api/api_guard.h"
 #include "api/arguments.h"
 #include "core/comm_state.h"
+#include "core/half_types.h"
 #include "mpix_sparse/mpix_sparse.h"
 
 using namespace mpix::sparse::detail;
@@ -35,6 +36,7 @@ ErrorId check_element_arguments(const ElementInput &in) {
     if (in.nnz < 0) return ErrorId::NegativeNnz;
     if (in.datatype == MPI_DATATYPE_NULL) return ErrorId::NullDatatype;
     if (in.op == MPI_OP_NULL) return ErrorId::NullOp;
+    if (half_type_of(in.datatype) && !half_op_supported(in.op)) return ErrorId::HalfFloatOp;
     if (in.nnz > 0 && (in.indices == nullptr || in.values == nullptr)) return ErrorId::NullIndices;
     if (in.nnz > 0xfffffffe) return ErrorId::CountTooLarge;
     MPI_Count size = 0;

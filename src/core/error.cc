@@ -83,7 +83,7 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "MPIX_Sparse: invalid value for mpix_sparse_timeout (MPIX_SPARSE_TIMEOUT): expected seconds >= 0 (0: no "
      "timeout)"},
     {ErrorId::InfoProfile, ErrorKind::Info,
-     "MPIX_Sparse: invalid value for mpix_sparse_profile (MPIX_SPARSE_PROFILE): expected on or off"},
+     "MPIX_Sparse: invalid value for mpix_sparse_profile (MPIX_SPARSE_PROFILE): expected on or off (or 1, 0)"},
     {ErrorId::RemoteArgument, ErrorKind::Remote,
      "MPIX_Sparse: another rank passed invalid arguments to this collective call"},
     {ErrorId::ArgumentMismatch, ErrorKind::Remote,

@@ -17,7 +17,8 @@ struct SumOp {
 struct ProdOp {
     static float apply(float a, float b) { return a * b; }
 };
-// MPI's MAX/MIN on floats: NaN handling is unspecified; comparisons as in C (a NaN loses).
+// MPI leaves MAX/MIN of NaN unspecified: here a NaN already in inout stays, one in in is dropped (so
+// with NaNs the result can depend on MPI's combination order).
 struct MaxOp {
     static float apply(float a, float b) { return b > a ? b : a; }
 };

@@ -13,56 +13,95 @@
 /* Counts cross from Fortran as c_int64_t (MPI_COUNT_KIND: the module checks). */
 _Static_assert(sizeof(MPI_Count) >= sizeof(int64_t), "MPI_Count must hold a 64-bit count");
 
-/* An error code of the library's argument class with a Fortran-specific message, registered once. */
-static int g_noncontiguous_code;
-static void register_noncontiguous_code(void) {
+/* Error codes of the library's argument class with Fortran-specific messages, registered once. */
+enum { kNonContiguous, kTooSmall, kCodes };
+static int g_codes[kCodes];
+static void register_codes(void) {
+    static const char *const messages[kCodes] = {
+        "MPIX_Sparse (Fortran): buffer is not contiguous (pass a contiguous array or copy)",
+        "MPIX_Sparse (Fortran): buffer is smaller than count elements of the datatype (or nnz values)"};
     const int arg_class = MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG);
-    g_noncontiguous_code = arg_class;
-    if (MPI_Add_error_code(arg_class, &g_noncontiguous_code) != MPI_SUCCESS)
-        g_noncontiguous_code = arg_class;
-    else
-        MPI_Add_error_string(g_noncontiguous_code,
-                             "MPIX_Sparse (Fortran): buffer is not contiguous (pass a contiguous array or copy)");
+    for (int i = 0; i < kCodes; ++i) {
+        g_codes[i] = arg_class;
+        if (MPI_Add_error_code(arg_class, &g_codes[i]) != MPI_SUCCESS)
+            g_codes[i] = arg_class;
+        else
+            MPI_Add_error_string(g_codes[i], messages[i]);
+    }
 }
 
 /* Raised like the C API's errors: through the communicator's handler first, then returned. */
-static int raise_noncontiguous(MPI_Comm comm) {
+static int raise_error(MPI_Comm comm, int which) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, register_noncontiguous_code);
-    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, g_noncontiguous_code);
-    return g_noncontiguous_code;
+    pthread_once(&once, register_codes);
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, g_codes[which]);
+    return g_codes[which];
 }
 
-/* Whether the C API may read the buffer as count elements from its first: scalars (a(1) too, MPI's
- * idiom for "from here on"), contiguous arrays (assumed-size ones included), and arrays of at most one
- * element, whatever their stride (gfortran's CFI_is_contiguous says no to a(3:3:2)). */
+/* Elements the descriptor holds, or -1 when unknown: a scalar (a(1) too, MPI's idiom for "from here
+ * on") or an assumed-size array (its last extent is -1). */
+static CFI_index_t known_elements(const CFI_cdesc_t *a) {
+    if (a->rank == 0) return -1;
+    CFI_index_t elements = 1;
+    for (int d = 0; d < a->rank; ++d) {
+        if (a->dim[d].extent < 0) return -1;
+        elements *= a->dim[d].extent;
+    }
+    return elements;
+}
+
+/* Whether the C API may read the buffer as count elements from its first: scalars, contiguous arrays
+ * (assumed-size ones included), and arrays of at most one element, whatever their stride (gfortran's
+ * CFI_is_contiguous says no to a(3:3:2)). */
 static int is_contiguous(const CFI_cdesc_t *a) {
     if (a->rank == 0 || CFI_is_contiguous(a)) return 1;
-    CFI_index_t elements = 1;
-    for (int d = 0; d < a->rank; ++d)
-        elements *= a->dim[d].extent;
-    return elements <= 1;
+    const CFI_index_t elements = known_elements(a);
+    return elements >= 0 && elements <= 1;
 }
 
-/* in_place: the address of mpi_f08's MPI_IN_PLACE, which a sendbuf of MPI_IN_PLACE shares. */
+/* Whether an array whose size is known holds `count` elements of `datatype` (MPI leaves this to the
+ * caller; the descriptor lets the binding check it). A bad datatype is left to the C API's checks. */
+static int holds(const CFI_cdesc_t *a, int64_t count, MPI_Datatype datatype) {
+    const CFI_index_t elements = known_elements(a);
+    int size = 0;
+    if (elements < 0 || count <= 0 || datatype == MPI_DATATYPE_NULL || MPI_Type_size(datatype, &size) != MPI_SUCCESS)
+        return 1;
+    return (double)elements * (double)a->elem_len >= (double)count * (double)size;
+}
+
+/* The address C gets for a buffer: C's MPI_IN_PLACE for mpi_f08's (in_place is its address), which
+ * the C API accepts as sendbuf and rejects elsewhere, so it is never written through. */
+static void *address_of(const CFI_cdesc_t *a, const void *in_place) {
+    return a->base_addr == in_place ? MPI_IN_PLACE : a->base_addr;
+}
+
 F08_GLUE int mpix_sparse_f08_allreduce(const CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, int64_t count,
                                        MPI_Fint datatype, MPI_Fint op, MPI_Fint comm, const void *in_place) {
     const MPI_Comm c_comm = MPI_Comm_f2c(comm);
-    const MPI_Op c_op = MPI_Op_f2c(op);
-    const int send_in_place = sendbuf->base_addr == in_place;
-    if ((!send_in_place && !is_contiguous(sendbuf)) || !is_contiguous(recvbuf)) return raise_noncontiguous(c_comm);
-    return MPIX_Sparse_allreduce(send_in_place ? MPI_IN_PLACE : sendbuf->base_addr, recvbuf->base_addr, count,
-                                 MPI_Type_f2c(datatype), c_op, c_comm);
+    const MPI_Datatype c_type = MPI_Type_f2c(datatype);
+    void *send = address_of(sendbuf, in_place), *recv = address_of(recvbuf, in_place);
+    if ((send != MPI_IN_PLACE && !is_contiguous(sendbuf)) || (recv != MPI_IN_PLACE && !is_contiguous(recvbuf)))
+        return raise_error(c_comm, kNonContiguous);
+    if ((send != MPI_IN_PLACE && !holds(sendbuf, count, c_type)) ||
+        (recv != MPI_IN_PLACE && !holds(recvbuf, count, c_type)))
+        return raise_error(c_comm, kTooSmall);
+    return MPIX_Sparse_allreduce(send, recv, count, c_type, MPI_Op_f2c(op), c_comm);
 }
 
 F08_GLUE int mpix_sparse_f08_allreduce_elements(int64_t nnz, const int64_t *indices, const CFI_cdesc_t *values,
                                                 CFI_cdesc_t *recvbuf, int64_t count, MPI_Fint datatype, MPI_Fint op,
-                                                MPI_Fint comm) {
+                                                MPI_Fint comm, const void *in_place) {
     const MPI_Comm c_comm = MPI_Comm_f2c(comm);
-    const MPI_Op c_op = MPI_Op_f2c(op);
-    if (!is_contiguous(values) || !is_contiguous(recvbuf)) return raise_noncontiguous(c_comm);
-    return MPIX_Sparse_allreduce_elements(nnz, indices, values->base_addr, recvbuf->base_addr, count,
-                                          MPI_Type_f2c(datatype), c_op, c_comm);
+    const MPI_Datatype c_type = MPI_Type_f2c(datatype);
+    void *vals = address_of(values, in_place), *recv = address_of(recvbuf, in_place);
+    if ((vals != MPI_IN_PLACE && !is_contiguous(values)) || (recv != MPI_IN_PLACE && !is_contiguous(recvbuf)))
+        return raise_error(c_comm, kNonContiguous);
+    if ((vals != MPI_IN_PLACE && !holds(values, nnz, c_type)) ||
+        (recv != MPI_IN_PLACE && !holds(recvbuf, count, c_type)))
+        return raise_error(c_comm, kTooSmall);
+    /* MPI_IN_PLACE as values or recvbuf: the C API's argument checks reject it (never written). */
+    return MPIX_Sparse_allreduce_elements(nnz, indices, vals == MPI_IN_PLACE ? NULL : vals,
+                                          recv == MPI_IN_PLACE ? NULL : recv, count, c_type, MPI_Op_f2c(op), c_comm);
 }
 
 F08_GLUE int mpix_sparse_f08_comm_create(MPI_Fint comm, MPI_Fint info, MPI_Fint *newcomm) {

@@ -76,8 +76,8 @@ module mpix_sparse_f08
             type(*), intent(in) :: in_place
         end function glue_allreduce
 
-        integer(c_int) function glue_allreduce_elements(nnz, indices, values, recvbuf, count, datatype, op, comm) &
-            bind(C, name="mpix_sparse_f08_allreduce_elements")
+        integer(c_int) function glue_allreduce_elements(nnz, indices, values, recvbuf, count, datatype, op, comm, &
+                                                        in_place) bind(C, name="mpix_sparse_f08_allreduce_elements")
             import :: c_int, c_int64_t, c_count_kind
             integer(c_count_kind), value :: nnz
             integer(c_int64_t), intent(in) :: indices(*)
@@ -85,6 +85,7 @@ module mpix_sparse_f08
             type(*), dimension(..), intent(inout) :: recvbuf
             integer(c_count_kind), value :: count
             integer(c_int), value :: datatype, op, comm
+            type(*), intent(in) :: in_place
         end function glue_allreduce_elements
 
         integer(c_int) function glue_comm_create(comm, info, newcomm) bind(C, name="mpix_sparse_f08_comm_create")
@@ -162,7 +163,7 @@ contains
         integer :: rc
 
         rc = glue_allreduce_elements(int(nnz, c_count_kind), indices, values, recvbuf, int(count, c_count_kind), &
-                                     datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL)
+                                     datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, MPI_IN_PLACE)
         if (present(ierror)) ierror = rc
     end subroutine allreduce_elements
 
@@ -178,7 +179,8 @@ contains
         integer, optional, intent(out) :: ierror
         integer :: rc
 
-        rc = glue_allreduce_elements(nnz, indices, values, recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL)
+        rc = glue_allreduce_elements(nnz, indices, values, recvbuf, count, datatype%MPI_VAL, op%MPI_VAL, &
+                                     comm%MPI_VAL, MPI_IN_PLACE)
         if (present(ierror)) ierror = rc
     end subroutine allreduce_elements_large
 

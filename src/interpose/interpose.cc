@@ -60,6 +60,20 @@ bool opted_out(MPI_Comm comm) {
     return choice == kOptedOut;
 }
 
+// The library's 16-bit float types (MPIX_FLOAT16, MPIX_BFLOAT16): MPI cannot reduce them, so the
+// library takes every call on them, whatever its size. Known by name, which costs a lookup only for
+// derived types and does not start the library for programs that never use it.
+bool library_only_type(MPI_Datatype datatype) {
+    int ints = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+    if (PMPI_Type_get_envelope(datatype, &ints, &addresses, &types, &combiner) != MPI_SUCCESS ||
+        combiner == MPI_COMBINER_NAMED)
+        return false;
+    char name[MPI_MAX_OBJECT_NAME] = {};
+    int length = 0;
+    PMPI_Type_get_name(datatype, name, &length);
+    return std::strcmp(name, "MPIX_FLOAT16") == 0 || std::strcmp(name, "MPIX_BFLOAT16") == 0;
+}
+
 }  // namespace
 
 extern "C" int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -67,7 +81,7 @@ extern "C" int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     const Settings &s = settings();
     int size = 0;
     if (!s.enabled || comm == MPI_COMM_NULL || PMPI_Type_size(datatype, &size) != MPI_SUCCESS ||
-        static_cast<long long>(count) * size < s.min_bytes || opted_out(comm))
+        (static_cast<long long>(count) * size < s.min_bytes && !library_only_type(datatype)) || opted_out(comm))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     return MPIX_Sparse_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }

@@ -343,6 +343,24 @@ contains
         call MPIX_Sparse_allreduce_elements(1, indices, a(1:2*n:2), b, n, MPI_REAL8, MPI_SUM, comm, ierror)
         call expect(class_of(ierror) == MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG), &
                     'elements, non-contiguous values: MPIX_ERR_SPARSE_ARG')
+        ! The descriptors' sizes are checked: nothing is written past an array, or into MPI_IN_PLACE.
+        call MPIX_Sparse_allreduce(a(1:n), b(1:n/2), n, MPI_REAL8, MPI_SUM, comm, ierror)
+        call expect(class_of(ierror) == MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG), &
+                    'recvbuf smaller than count: MPIX_ERR_SPARSE_ARG')
+        call MPI_Error_string(ierror, message, length)
+        call expect(index(message(1:length), 'smaller') > 0, 'too small: message says so')
+        call MPIX_Sparse_allreduce(a(1:n/2), b(1:n), n, MPI_REAL8, MPI_SUM, comm, ierror)
+        call expect(class_of(ierror) == MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG), &
+                    'sendbuf smaller than count: MPIX_ERR_SPARSE_ARG')
+        call MPIX_Sparse_allreduce(a(1:n), MPI_IN_PLACE, n, MPI_REAL8, MPI_SUM, comm, ierror)
+        call expect(class_of(ierror) == MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG), &
+                    'MPI_IN_PLACE as recvbuf: MPIX_ERR_SPARSE_ARG')
+        call MPIX_Sparse_allreduce_elements(1, indices, a(1:0), b, n, MPI_REAL8, MPI_SUM, comm, ierror)
+        call expect(class_of(ierror) == MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG), &
+                    'elements, fewer values than nnz: MPIX_ERR_SPARSE_ARG')
+        call MPIX_Sparse_allreduce_elements(1, indices, a, b(1:n/2), n, MPI_REAL8, MPI_SUM, comm, ierror)
+        call expect(class_of(ierror) == MPIX_Sparse_error_class(MPIX_SPARSE_ERRKIND_ARG), &
+                    'elements, recvbuf smaller than count: MPIX_ERR_SPARSE_ARG')
         call MPIX_Sparse_allreduce(a(1:2*n:2), b(1:n), n, MPI_REAL8, MPI_SUM, comm)  ! no ierror: dropped
         call expect(all(abs(b) < 0.5), 'failed calls left recvbuf alone')
         ! An error raised by the C library itself, through the glue.

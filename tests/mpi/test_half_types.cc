@@ -183,6 +183,21 @@ TEST(HalfTypes, ElementVariantSumsPairs) {
     }
 }
 
+TEST(HalfTypes, ElementVariantMaxCombinesDuplicatesInItsType) {
+    // MAX has no zero identity: the dense path, where a rank's duplicate indices are combined first
+    // (with the library's op: MPI's own cannot reduce these types).
+    const std::int64_t indices[] = {7, 7, 9};
+    const std::uint16_t values[] = {float_to_half(1.5f), float_to_half(-2.0f + static_cast<float>(world_rank())),
+                                    float_to_half(-4.0f)};
+    std::vector<std::uint16_t> out(16, 0x7e00u);
+    ASSERT_EQ(MPIX_Sparse_allreduce_elements(3, indices, values, out.data(), 16, MPIX_FLOAT16, MPI_MAX, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    const float want7 = std::max(1.5f, -2.0f + static_cast<float>(world_size() - 1));
+    EXPECT_EQ(half_to_float(out[7]), want7);
+    EXPECT_EQ(half_to_float(out[9]), -4.0f) << "every rank passed -4 there";
+    EXPECT_EQ(half_to_float(out[0]), 0.0f);
+}
+
 TEST(HalfTypes, OpsOtherThanSumProdMaxMinAreArgumentErrors) {
     SparseComm comm(MPI_COMM_WORLD, {});
     std::vector<std::uint16_t> in(1024, 1), out(1024);
@@ -190,6 +205,11 @@ TEST(HalfTypes, OpsOtherThanSumProdMaxMinAreArgumentErrors) {
     int cls = MPI_SUCCESS;
     MPI_Error_class(rc, &cls);
     EXPECT_EQ(cls, MPIX_ERR_SPARSE_ARG);
+    // The element variant checks the same (MPI could not run MPI_BAND on these types either).
+    std::int64_t index = 3;
+    EXPECT_NE(
+        MPIX_Sparse_allreduce_elements(1, &index, in.data(), out.data(), 1024, MPIX_FLOAT16, MPI_BAND, comm.get()),
+        MPI_SUCCESS);
     // The library keeps working after it.
     EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 1024, MPIX_BFLOAT16, MPI_SUM, comm.get()), MPI_SUCCESS);
 }
