@@ -8,6 +8,7 @@ cmake -S . -B build-mpich -DCMAKE_BUILD_TYPE=Release -DMPIX_SPARSE_WERROR=ON -DM
   -DMPIX_SPARSE_CUDA=OFF -DMPIX_SPARSE_BUILD_BENCH=OFF
 cmake --build build-mpich -j"$(nproc)"
 cd build-mpich
-# mpi_np3_ucx_tcp hangs now and then under MPICH (ch4:ucx), twice in five runs, not yet understood:
-# left out here until it is (it runs with Open MPI).
-ctest --output-on-failure --timeout 600 -LE 'soak|cluster' -E mpi_np3_ucx_tcp
+# mpi_np3_ucx_tcp hung twice in five runs under MPICH (ch4:ucx) on 2026-11-30, not understood; after
+# the tests stopped setting UCX_TLS for MPICH's own UCX it passed 16 runs in a row (2026-12-01), so it
+# runs again: a hang shows as a timeout here.
+ctest --output-on-failure --timeout 600 -LE 'soak|cluster'
