@@ -4,6 +4,8 @@ and the MPI datatype of its element type. Every check raises before the C librar
 import numpy as np
 from mpi4py import MPI
 
+from . import _lib
+
 
 def as_array(obj, name):
     """A NumPy view of obj's memory (never a copy)."""
@@ -29,11 +31,14 @@ def writable(obj, name):
 
 
 def datatype_of(dtype, name):
-    """The predefined MPI datatype of a NumPy scalar dtype (float32 is MPI_FLOAT, int64 MPI_LONG, ...)."""
+    """The MPI datatype of a NumPy scalar dtype: MPI's predefined one (float32 is MPI_FLOAT, int64
+    MPI_LONG, ...), or the library's MPIX_FLOAT16 for float16."""
     if dtype.fields is not None or dtype.subdtype is not None:
         raise TypeError(f"{name}: structured or subarray dtype {dtype} is not supported")
     if not dtype.isnative:
         raise TypeError(f"{name}: dtype {dtype} is not in native byte order")
+    if dtype == np.float16:
+        return _lib.float16_datatype()  # MPI has no 16-bit float: the library's MPIX_FLOAT16
     datatype = MPI._typedict.get(dtype.char)
     if datatype is None:
         raise TypeError(f"{name}: no MPI datatype for dtype {dtype}")

@@ -111,6 +111,7 @@ _PROTOTYPES = {
     "MPIX_Sparse_vector_get": [Vector, ctypes.POINTER(Count), ctypes.POINTER(_p), ctypes.POINTER(_p)],
     "MPIX_Sparse_vector_free": [ctypes.POINTER(Vector)],
     "MPIX_Sparse_error_class": [_int],
+    "MPIX_Sparse_float16": [],
 }
 
 lib, path = _load()
@@ -118,6 +119,23 @@ for _name, _argtypes in _PROTOTYPES.items():
     _function = getattr(lib, _name)
     _function.argtypes = _argtypes
     _function.restype = ctypes.c_int
+lib.MPIX_Sparse_float16.restype = Datatype
+
+_float16 = None
+
+
+def float16_datatype():
+    """MPIX_FLOAT16 (the library's IEEE binary16 type; MPI has none) as an mpi4py Datatype, for
+    numpy.float16 buffers. Made once; the library frees the MPI type at MPI_Finalize."""
+    global _float16
+    if _float16 is None:
+        value = lib.MPIX_Sparse_float16()
+        if not value or value == MPI._handleof(MPI.DATATYPE_NULL):
+            raise RuntimeError("mpix_sparse: MPIX_FLOAT16 is not available (is MPI initialized?)")
+        datatype = MPI.Datatype()  # not owned by mpi4py: never freed by it
+        ctypes.memmove(MPI._addressof(datatype), ctypes.byref(Datatype(value)), ctypes.sizeof(Datatype))
+        _float16 = datatype
+    return _float16
 
 
 def version():

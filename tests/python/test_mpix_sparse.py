@@ -145,6 +145,24 @@ def check_stats_prove_fewer_bytes():
     assert mpix_sparse.stats(comm).calls == 0
 
 
+def check_float16():
+    # numpy.float16 travels as the library's MPIX_FLOAT16: summed in float32, rounded once, the same
+    # on every rank; compared with a float64 sum of every rank's inputs.
+    rng = np.random.default_rng(60 + rank)
+    send = np.zeros(100_000, dtype=np.float16)
+    on = rng.random(send.size // 256) < 0.05
+    for k in np.flatnonzero(on):
+        send[k * 256:(k + 1) * 256] = rng.uniform(-4, 4, 256).astype(np.float16)
+    got = mpix_sparse.allreduce(send)
+    assert got.dtype == np.float16
+    everyone = np.array(comm.allgather(send), dtype=np.float64)
+    exact = everyone.sum(axis=0)
+    bound = 2.0 ** -11 * np.abs(exact) + size * 2.0 ** -24 * np.abs(everyone).sum(axis=0) + 2.0 ** -24
+    assert np.all(np.abs(got.astype(np.float64) - exact) <= bound), "float16 sum outside one rounding of the exact sum"
+    first = comm.bcast(got, root=0)
+    assert bitwise_equal(got, first), "the same bits on every rank"
+
+
 def check_profile():
     profiled = mpix_sparse.comm_create(comm, info={"mpix_sparse_profile": "on", "mpix_sparse_algorithm": "aggregator"})
     mpix_sparse.allreduce(block_sparse(np.float32, 1_000_000, 0.01, 51), comm=profiled)
@@ -269,7 +287,7 @@ def check_version():
 
 
 CHECKS = [check_version, check_matches_mpi_allreduce, check_shapes_and_buffers, check_iallreduce, check_elements,
-          check_stats_prove_fewer_bytes, check_profile, check_comm_create_with_info, check_dedicated_aggregator,
+          check_stats_prove_fewer_bytes, check_profile, check_float16, check_comm_create_with_info, check_dedicated_aggregator,
           check_bad_input_is_rejected_before_the_call,
           check_library_errors_raise_mpi_exception]
 
