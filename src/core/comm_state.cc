@@ -1,4 +1,5 @@
 #include "core/comm_state.h"
+#include "core/env_switch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -143,10 +144,7 @@ namespace {
 // MPIX_SPARSE_REPORT=1: each rank prints what the library did on a communicator when it is freed or
 // at MPI_Finalize (so runs of unmodified programs under the interposer show it).
 void report_statistics(const CommState &state, const CommStats &stats, const PhaseProfile &profile) {
-    static const bool wanted = [] {
-        const char *v = std::getenv("MPIX_SPARSE_REPORT");
-        return v != nullptr && std::strcmp(v, "1") == 0;
-    }();
+    static const bool wanted = env_is("MPIX_SPARSE_REPORT", "1");
     if (!wanted || stats.calls == 0) return;
     int world_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

@@ -1,8 +1,7 @@
 #include "core/device_memory.h"
+#include "core/env_switch.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 
 #include "core/debug.h"
@@ -12,8 +11,7 @@ namespace mpix::sparse::detail {
 namespace {
 
 bool emulated_device() {
-    const char *test = std::getenv("MPIX_SPARSE_TEST_DEVICE");
-    return test != nullptr && std::strcmp(test, "emulated") == 0;
+    return env_is("MPIX_SPARSE_TEST_DEVICE", "emulated");
 }
 
 std::unique_ptr<DeviceMemory> choose_backend() {

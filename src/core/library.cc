@@ -1,4 +1,5 @@
 #include "core/library.h"
+#include "core/env_switch.h"
 
 #include <poll.h>
 #include <sched.h>
@@ -225,10 +226,7 @@ void Library::route(InboundMessage &&message) {
 namespace {
 
 bool remote_peers_for_testing() {
-    static const bool remote = [] {
-        const char *v = std::getenv("MPIX_SPARSE_TEST_REMOTE_PEERS");
-        return v != nullptr && std::strcmp(v, "1") == 0;
-    }();
+    static const bool remote = env_is("MPIX_SPARSE_TEST_REMOTE_PEERS", "1");
     return remote;
 }
 
