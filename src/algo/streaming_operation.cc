@@ -95,7 +95,9 @@ bool StreamingOperation::advance() {
     bool progressed = false;
     if (!error_) {
         if (worker_) progressed |= worker_->advance();
-        if (aggregator_) progressed |= aggregator_->advance();
+        // A rank whose worker just failed serves no more results: its peers must learn of the
+        // failure (the Abort below), not complete on results sent after it.
+        if (aggregator_ && !error()) progressed |= aggregator_->advance();
     }
     if (error() && !remote_ && !aborts_sent_) {
         abort_peers();
