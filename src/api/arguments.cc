@@ -28,7 +28,7 @@ void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Cou
     MPI_Type_get_envelope(datatype, &ints, &addresses, &types, &named);
     // The library's 16-bit float types are derived types to MPI, named types to users.
     const bool predefined = named == MPI_COMBINER_NAMED || half_type_of(datatype).has_value();
-    if (half_type_of(datatype) && !half_op_supported(op)) fail(ErrorId::HalfFloatOp);
+    if (unsupported_half_op(datatype, op)) fail(ErrorId::HalfFloatOp);
     if (recvbuf == MPI_IN_PLACE || (predefined && (recvbuf == nullptr || sendbuf == nullptr)))
         fail(ErrorId::NullBuffer);
     if (extent > 0 &&

@@ -36,7 +36,7 @@ ErrorId check_element_arguments(const ElementInput &in) {
     if (in.nnz < 0) return ErrorId::NegativeNnz;
     if (in.datatype == MPI_DATATYPE_NULL) return ErrorId::NullDatatype;
     if (in.op == MPI_OP_NULL) return ErrorId::NullOp;
-    if (half_type_of(in.datatype) && !half_op_supported(in.op)) return ErrorId::HalfFloatOp;
+    if (unsupported_half_op(in.datatype, in.op)) return ErrorId::HalfFloatOp;
     if (in.nnz > 0 && (in.indices == nullptr || in.values == nullptr)) return ErrorId::NullIndices;
     if (in.nnz > 0xfffffffe) return ErrorId::CountTooLarge;
     MPI_Count size = 0;

@@ -1,17 +1,15 @@
 #include "core/comm_state.h"
-#include "core/env_switch.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <new>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "core/debug.h"
+#include "core/env_switch.h"
 #include "core/error.h"
 #include "core/library.h"
 #include "core/placement.h"

@@ -1,11 +1,11 @@
 #include "core/device_memory.h"
-#include "core/env_switch.h"
 
 #include <cstdio>
 #include <memory>
 
 #include "core/debug.h"
 #include "core/device_backends.h"
+#include "core/env_switch.h"
 
 namespace mpix::sparse::detail {
 namespace {

@@ -86,8 +86,8 @@ std::optional<ElementType> half_type_of(MPI_Datatype datatype) {
     return std::nullopt;
 }
 
-bool half_op_supported(MPI_Op op) {
-    return op_slot(op) >= 0;
+bool unsupported_half_op(MPI_Datatype datatype, MPI_Op op) {
+    return half_type_of(datatype).has_value() && op_slot(op) < 0;
 }
 
 MPI_Op dense_op_for(MPI_Datatype datatype, MPI_Op op) {

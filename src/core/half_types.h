@@ -32,8 +32,9 @@ class HalfTypes {
 
 // F16 or BF16 when datatype is one of the library's 16-bit float types (no MPI call).
 std::optional<ElementType> half_type_of(MPI_Datatype datatype);
-// Whether MPI_Allreduce can reduce a 16-bit float type with op here: SUM, PROD, MAX, MIN.
-bool half_op_supported(MPI_Op op);
+// Whether datatype is one of the library's 16-bit float types and op one the library cannot reduce
+// it with (only SUM, PROD, MAX and MIN have its ops): an argument error.
+bool unsupported_half_op(MPI_Datatype datatype, MPI_Op op);
 // The op the dense path passes to MPI: for a 16-bit float type, the library's float-computing op
 // (each combination rounds once); otherwise op itself.
 MPI_Op dense_op_for(MPI_Datatype datatype, MPI_Op op);

@@ -1,5 +1,4 @@
 #include "core/library.h"
-#include "core/env_switch.h"
 
 #include <poll.h>
 #include <sched.h>
@@ -13,6 +12,7 @@
 
 #include "core/comm_state.h"
 #include "core/debug.h"
+#include "core/env_switch.h"
 #include "core/error.h"
 #include "core/error_registry.h"
 #include "core/progress_thread.h"

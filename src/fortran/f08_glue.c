@@ -75,17 +75,29 @@ static void *address_of(const CFI_cdesc_t *a, const void *in_place) {
     return a->base_addr == in_place ? MPI_IN_PLACE : a->base_addr;
 }
 
+/* The binding's own checks of a call's two buffers (each `counts[i]` elements of `datatype`, unless it
+ * is MPI_IN_PLACE, which the C API judges): contiguity first, then size. Raises the error and returns
+ * its code, or MPI_SUCCESS. */
+static int check_buffers(MPI_Comm comm, MPI_Datatype datatype, const CFI_cdesc_t *const buffers[2],
+                         const int64_t counts[2], const void *in_place) {
+    for (int i = 0; i < 2; ++i)
+        if (buffers[i]->base_addr != in_place && !is_contiguous(buffers[i])) return raise_error(comm, kNonContiguous);
+    for (int i = 0; i < 2; ++i)
+        if (buffers[i]->base_addr != in_place && !holds(buffers[i], counts[i], datatype))
+            return raise_error(comm, kTooSmall);
+    return MPI_SUCCESS;
+}
+
 F08_GLUE int mpix_sparse_f08_allreduce(const CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, int64_t count,
                                        MPI_Fint datatype, MPI_Fint op, MPI_Fint comm, const void *in_place) {
     const MPI_Comm c_comm = MPI_Comm_f2c(comm);
     const MPI_Datatype c_type = MPI_Type_f2c(datatype);
-    void *send = address_of(sendbuf, in_place), *recv = address_of(recvbuf, in_place);
-    if ((send != MPI_IN_PLACE && !is_contiguous(sendbuf)) || (recv != MPI_IN_PLACE && !is_contiguous(recvbuf)))
-        return raise_error(c_comm, kNonContiguous);
-    if ((send != MPI_IN_PLACE && !holds(sendbuf, count, c_type)) ||
-        (recv != MPI_IN_PLACE && !holds(recvbuf, count, c_type)))
-        return raise_error(c_comm, kTooSmall);
-    return MPIX_Sparse_allreduce(send, recv, count, c_type, MPI_Op_f2c(op), c_comm);
+    const CFI_cdesc_t *const buffers[2] = {sendbuf, recvbuf};
+    const int64_t counts[2] = {count, count};
+    const int rc = check_buffers(c_comm, c_type, buffers, counts, in_place);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPIX_Sparse_allreduce(address_of(sendbuf, in_place), address_of(recvbuf, in_place), count, c_type,
+                                 MPI_Op_f2c(op), c_comm);
 }
 
 F08_GLUE int mpix_sparse_f08_allreduce_elements(int64_t nnz, const int64_t *indices, const CFI_cdesc_t *values,
@@ -93,12 +105,11 @@ F08_GLUE int mpix_sparse_f08_allreduce_elements(int64_t nnz, const int64_t *indi
                                                 MPI_Fint comm, const void *in_place) {
     const MPI_Comm c_comm = MPI_Comm_f2c(comm);
     const MPI_Datatype c_type = MPI_Type_f2c(datatype);
+    const CFI_cdesc_t *const buffers[2] = {values, recvbuf};
+    const int64_t counts[2] = {nnz, count};
+    const int rc = check_buffers(c_comm, c_type, buffers, counts, in_place);
+    if (rc != MPI_SUCCESS) return rc;
     void *vals = address_of(values, in_place), *recv = address_of(recvbuf, in_place);
-    if ((vals != MPI_IN_PLACE && !is_contiguous(values)) || (recv != MPI_IN_PLACE && !is_contiguous(recvbuf)))
-        return raise_error(c_comm, kNonContiguous);
-    if ((vals != MPI_IN_PLACE && !holds(values, nnz, c_type)) ||
-        (recv != MPI_IN_PLACE && !holds(recvbuf, count, c_type)))
-        return raise_error(c_comm, kTooSmall);
     /* MPI_IN_PLACE as values or recvbuf: the C API's argument checks reject it (never written). */
     return MPIX_Sparse_allreduce_elements(nnz, indices, vals == MPI_IN_PLACE ? NULL : vals,
                                           recv == MPI_IN_PLACE ? NULL : recv, count, c_type, MPI_Op_f2c(op), c_comm);

@@ -127,11 +127,8 @@ contains
         type(MPI_Op), intent(in) :: op
         type(MPI_Comm), intent(in) :: comm
         integer, optional, intent(out) :: ierror
-        integer :: rc
 
-        rc = glue_allreduce(sendbuf, recvbuf, int(count, c_count_kind), datatype%MPI_VAL, op%MPI_VAL, &
-                            comm%MPI_VAL, MPI_IN_PLACE)
-        if (present(ierror)) ierror = rc
+        call allreduce_large(sendbuf, recvbuf, int(count, MPI_COUNT_KIND), datatype, op, comm, ierror)
     end subroutine allreduce
 
     subroutine allreduce_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
@@ -160,11 +157,9 @@ contains
         type(MPI_Op), intent(in) :: op
         type(MPI_Comm), intent(in) :: comm
         integer, optional, intent(out) :: ierror
-        integer :: rc
 
-        rc = glue_allreduce_elements(int(nnz, c_count_kind), indices, values, recvbuf, int(count, c_count_kind), &
-                                     datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, MPI_IN_PLACE)
-        if (present(ierror)) ierror = rc
+        call allreduce_elements_large(int(nnz, MPI_COUNT_KIND), indices, values, recvbuf, int(count, MPI_COUNT_KIND), &
+                                      datatype, op, comm, ierror)
     end subroutine allreduce_elements
 
     subroutine allreduce_elements_large(nnz, indices, values, recvbuf, count, datatype, op, comm, ierror)
