@@ -8,7 +8,9 @@
 //   exit  rank 1 _exit(0)s after its first contribution; with no timeout set, the others return
 //         MPIX_ERR_SPARSE_TRANSPORT promptly (the peer is gone), then call MPI_Abort (MPI cannot
 //         finalize with a dead process).
-// Each surviving rank prints "rank R: ok" or "rank R: FAIL ..."; faults.sh checks the lines.
+// Each surviving rank prints "rank R: ok" or "rank R: FAIL ..." and writes its lines to REPORT_DIR/rank.R
+// (argv[2]), which faults.sh checks: a launcher may drop output still in flight when MPI_Abort ends
+// the job (MPICH's hydra did, 1 run in 15), so the file is written and closed before anyone aborts.
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,6 +28,30 @@ namespace {
 
 constexpr double kTimeout = 2.0;
 constexpr std::int64_t kCount = 1 << 20;
+
+// One rank's report lines: to stdout for the log and to a file that outlives an abort.
+class Report {
+  public:
+    Report(const char *dir, int rank) : rank_(rank) {
+        if (dir != nullptr) file_ = std::fopen((std::string(dir) + "/rank." + std::to_string(rank)).c_str(), "w");
+    }
+    ~Report() { close(); }
+    Report(const Report &) = delete;
+    Report &operator=(const Report &) = delete;
+    void line(const std::string &text) {
+        std::printf("rank %d: %s\n", rank_, text.c_str());
+        std::fflush(stdout);
+        if (file_ != nullptr) std::fprintf(file_, "rank %d: %s\n", rank_, text.c_str());
+    }
+    void close() {
+        if (file_ != nullptr) std::fclose(file_);
+        file_ = nullptr;
+    }
+
+  private:
+    int rank_;
+    std::FILE *file_ = nullptr;
+};
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -93,6 +119,7 @@ int main(int argc, char **argv) {
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    Report report(argc > 2 ? argv[2] : nullptr, rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     std::vector<int> pids(static_cast<std::size_t>(size));
     const int pid = static_cast<int>(getpid());
@@ -121,7 +148,7 @@ int main(int argc, char **argv) {
                 problems += "the error does not name rank 1: " + first.text + "; ";
             const Outcome again = allreduce(broken, data);
             problems += check_timeout(again, MPIX_ERR_SPARSE_TIMEOUT, 0.5, "the next call on the broken communicator");
-            std::printf("rank %d: first error after %.2f s: %s\n", rank, first.seconds, first.text.c_str());
+            report.line("first error after " + std::to_string(first.seconds) + " s: " + first.text);
         }
     } else if (scenario == "stop") {
         const Outcome first = allreduce(broken, data);
@@ -132,16 +159,16 @@ int main(int argc, char **argv) {
             problems += check_timeout(first, MPIX_ERR_SPARSE_TIMEOUT, kTimeout + 2, "the call rank 1 stopped in");
             if (first.text.find("rank(s) 1 ") == std::string::npos)
                 problems += "the error does not name rank 1: " + first.text + "; ";
-            std::printf("rank %d: error after %.2f s: %s\n", rank, first.seconds, first.text.c_str());
+            report.line("error after " + std::to_string(first.seconds) + " s: " + first.text);
         }
         if (rank == 0) kill(static_cast<pid_t>(pids[1]), SIGCONT);
         MPI_Barrier(MPI_COMM_WORLD);
     } else if (scenario == "exit") {
         const Outcome first = allreduce(broken, data);
         problems += check_timeout(first, MPIX_ERR_SPARSE_TRANSPORT, 5, "the call rank 1 died in");
-        std::printf("rank %d: error after %.2f s: %s\n", rank, first.seconds, first.text.c_str());
-        std::printf("rank %d: %s\n", rank, problems.empty() ? "ok" : ("FAIL " + problems).c_str());
-        std::fflush(stdout);
+        report.line("error after " + std::to_string(first.seconds) + " s: " + first.text);
+        report.line(problems.empty() ? "ok" : "FAIL " + problems);
+        report.close();
         MPI_Barrier(survivors);
         // A dead process: MPI_Finalize would wait for it. Leave as MPI allows.
         MPI_Abort(MPI_COMM_WORLD, problems.empty() ? 0 : 1);
@@ -156,8 +183,8 @@ int main(int argc, char **argv) {
     MPIX_Sparse_comm_free(&healthy);
     if (survivors != MPI_COMM_NULL) MPI_Comm_free(&survivors);
     if (seconds_since(t0) > 5) problems += "freeing took " + std::to_string(seconds_since(t0)) + " s; ";
-    std::printf("rank %d: %s\n", rank, problems.empty() ? "ok" : ("FAIL " + problems).c_str());
-    std::fflush(stdout);
+    report.line(problems.empty() ? "ok" : "FAIL " + problems);
+    report.close();
     MPI_Finalize();
     return problems.empty() ? 0 : 1;
 }
