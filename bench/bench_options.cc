@@ -100,7 +100,7 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
          "non-zero placement: random | identical | disjoint | clustered | zipf")
         ("block-size", po::value(&opts.block_size)->default_value(opts.block_size),
          "elements per block, for the inputs and the library (mpix_sparse_block_size)")
-        ("type", po::value(&type)->default_value(type), "element type: float | double | int")
+        ("type", po::value(&type)->default_value(type), "element type: float | double | int | float16 | bfloat16 (MPIX_FLOAT16 / MPIX_BFLOAT16; MPI_Allreduce gets a float16 sum op)")
         ("variant", po::value(&variant)->default_value(variant),
          "block: dense buffers with zero blocks; elements: (index, value) pairs")
         ("device,d", po::value(&device)->default_value(device),
@@ -138,6 +138,9 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
         if (device != "host" && device != "cuda") throw std::invalid_argument("-d: unknown '" + device + "'");
         opts.cuda = device == "cuda";
         if (opts.cuda && opts.variant != Variant::Block) throw std::invalid_argument("-d cuda: block variant only");
+        // The baseline's 16-bit sum is a host function: MPI could not call it on device memory.
+        if (opts.cuda && element_size(opts.type) == 2)
+            throw std::invalid_argument("-d cuda: float, double or int (the 16-bit baseline op runs on the host)");
         if (opts.iterations < 1) throw std::invalid_argument("-i: must be at least 1");
         if (opts.warmup < 0) throw std::invalid_argument("-x: must not be negative");
         if (opts.block_size < 1 || opts.block_size > (1 << 20))

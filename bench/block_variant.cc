@@ -42,7 +42,7 @@ class BlockVariant final : public RowBenchmark {
         fill_block_input(o.type, send, count, block, blocks, value_seed(ctx_, bytes, density));
 
         // The reference result; a block of it is non-zero exactly where some rank's block is.
-        check_mpi(MPI_Allreduce(send, dense_out, icount, dt, MPI_SUM, ctx_.base_comm), "MPI_Allreduce");
+        check_mpi(MPI_Allreduce(send, dense_out, icount, dt, baseline_sum_op(o.type), ctx_.base_comm), "MPI_Allreduce");
         const std::int64_t union_blocks =
             count_nonzero_chunks(dense_out, data_bytes, static_cast<std::size_t>(block) * esize);
 
@@ -58,7 +58,10 @@ class BlockVariant final : public RowBenchmark {
 
         const std::vector<TimedMethod> methods = {
             {"mpi_allreduce",
-             [&] { check_mpi(MPI_Allreduce(send, dense_out, icount, dt, MPI_SUM, ctx_.base_comm), "MPI_Allreduce"); }},
+             [&] {
+                 check_mpi(MPI_Allreduce(send, dense_out, icount, dt, baseline_sum_op(o.type), ctx_.base_comm),
+                           "MPI_Allreduce");
+             }},
             {"sparse",
              [&] {
                  check_mpi(MPIX_Sparse_allreduce(send, sparse_out, count, dt, MPI_SUM, ctx_.lib_comm),

@@ -77,7 +77,7 @@ class DeviceBlockVariant final : public RowBenchmark {
         const std::vector<std::int64_t> blocks = choose_nonzero_units(pattern_spec(ctx_), nblocks, density, &zipf);
         fill_block_input(o.type, host_in_.data(), count, block, blocks, value_seed(ctx_, bytes, density));
         check_cuda(cudaMemcpy(send_.data(), host_in_.data(), data_bytes, cudaMemcpyHostToDevice), "upload");
-        check_mpi(MPI_Allreduce(host_in_.data(), host_ref_.data(), icount, dt, MPI_SUM, ctx_.base_comm),
+        check_mpi(MPI_Allreduce(host_in_.data(), host_ref_.data(), icount, dt, baseline_sum_op(o.type), ctx_.base_comm),
                   "MPI_Allreduce");
         const std::int64_t union_blocks =
             count_nonzero_chunks(host_ref_.data(), data_bytes, static_cast<std::size_t>(block) * esize);
@@ -102,12 +102,14 @@ class DeviceBlockVariant final : public RowBenchmark {
             {"mpi_allreduce",
              [&] {
                  if (cuda_aware_) {
-                     check_mpi(MPI_Allreduce(send_.data(), dense_out_.data(), icount, dt, MPI_SUM, ctx_.base_comm),
+                     check_mpi(MPI_Allreduce(send_.data(), dense_out_.data(), icount, dt, baseline_sum_op(o.type),
+                                             ctx_.base_comm),
                                "MPI_Allreduce");
                      return;
                  }
                  check_cuda(cudaMemcpy(stage_in_.data(), send_.data(), data_bytes, cudaMemcpyDeviceToHost), "D2H");
-                 check_mpi(MPI_Allreduce(stage_in_.data(), stage_out_.data(), icount, dt, MPI_SUM, ctx_.base_comm),
+                 check_mpi(MPI_Allreduce(stage_in_.data(), stage_out_.data(), icount, dt, baseline_sum_op(o.type),
+                                         ctx_.base_comm),
                            "MPI_Allreduce");
                  check_cuda(cudaMemcpy(dense_out_.data(), stage_out_.data(), data_bytes, cudaMemcpyHostToDevice),
                             "H2D");

@@ -57,8 +57,9 @@ class ElementVariant final : public RowBenchmark {
         densify_pairs(o.type, indices_.data(), values_.data(), nnz, dense_in_.data(), count);
         prepare_gather(nnz, esize);
 
-        check_mpi(MPI_Allreduce(dense_in_.data(), dense_out_.data(), icount, dt, MPI_SUM, ctx_.base_comm),
-                  "MPI_Allreduce");
+        check_mpi(
+            MPI_Allreduce(dense_in_.data(), dense_out_.data(), icount, dt, baseline_sum_op(o.type), ctx_.base_comm),
+            "MPI_Allreduce");
         const std::int64_t union_elements = count_nonzero_chunks(dense_out_.data(), data_bytes, esize);
 
         auto allgather = [&] { allgather_pairs(nnz, count); };
@@ -84,7 +85,8 @@ class ElementVariant final : public RowBenchmark {
         const std::vector<TimedMethod> methods = {
             {"mpi_allreduce",
              [&] {
-                 check_mpi(MPI_Allreduce(dense_in_.data(), dense_out_.data(), icount, dt, MPI_SUM, ctx_.base_comm),
+                 check_mpi(MPI_Allreduce(dense_in_.data(), dense_out_.data(), icount, dt, baseline_sum_op(o.type),
+                                         ctx_.base_comm),
                            "MPI_Allreduce");
              }},
             {"allgather", allgather},

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Where the time goes (issue #13): the main job's rows (4 ranks, 64 MiB of floats, random 1%, 10%,
 # 50%, 100%) with the library's phase profile, RUNS times; prints the median of each column over
-# the runs (ratios are taken within each run, then the median). Extra arguments go to the benchmark
-# (e.g. -np is fixed; set MPIX_SPARSE_* in the environment to try settings).
+# the runs (ratios are taken within each run, then the median). NP=ranks (4), TYPE=element type
+# (float; float16 and bfloat16 for the 16-bit rows); set MPIX_SPARSE_* in the environment to try
+# settings.
 # Usage: bench/scripts/phase_profile.sh [RUNS] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +14,7 @@ env_args=()
 for v in $(env | grep -o '^MPIX_SPARSE_[A-Z_]*' || true); do env_args+=(-x "$v"); done
 for ((i = 1; i <= runs; ++i)); do
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np "${NP:-4}" "${env_args[@]}" \
-    build/bench/osu_sparse_allreduce -m 67108864:67108864 --density 0.01,0.1,0.5,1 -i 20 -x 3 \
+    build/bench/osu_sparse_allreduce --type "${TYPE:-float}" -m 67108864:67108864 --density 0.01,0.1,0.5,1 -i 20 -x 3 \
     --validate --profile --json "$out/run$i.json" > "$out/run$i.txt"
 done
 python3 - "$out" "$runs" <<'PY'
