@@ -6,9 +6,13 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdio>
 
 namespace bench {
+
+// The algorithms --forced times, each on its own communicator (mpix_sparse_algorithm).
+inline constexpr std::array<const char *, 3> kForcedAlgorithms = {"dense", "aggregator", "allgather"};
 
 struct BenchContext {
     const BenchOptions &opts;
@@ -17,6 +21,8 @@ struct BenchContext {
     MPI_Comm base_comm;  // duplicate of lib_comm for the baselines, barriers and result reductions
     int rank;
     int nranks;
+    // --forced: a communicator per kForcedAlgorithms entry (else MPI_COMM_NULL).
+    std::array<MPI_Comm, kForcedAlgorithms.size()> forced{MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
 };
 
 // Aborts the job with MPI's message when a call failed: a benchmark of a failing call means nothing.

@@ -108,6 +108,9 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
         ("validate", po::bool_switch(&opts.validate), "check every result bitwise against MPI_Allreduce")
         ("profile", po::bool_switch(&opts.profile),
          "time the library's phases (mpix_sparse_profile=on): us per timed call, mean over ranks")
+        ("forced", po::bool_switch(&opts.forced),
+         "also time the library with each algorithm forced (dense, aggregator, allgather; one communicator "
+         "each), interleaved with the rest: columns BestForced (the fastest) and Auto/Best (block variant)")
         ("json", po::value(&opts.json_path), "rank 0 writes all rows and the run's metadata to this file")
         ("seed", po::value(&opts.seed)->default_value(opts.seed), "seed of all random inputs")
         ("zipf-s", po::value(&opts.zipf_s)->default_value(opts.zipf_s), "exponent s of the zipf pattern")
@@ -138,6 +141,8 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
         if (device != "host" && device != "cuda") throw std::invalid_argument("-d: unknown '" + device + "'");
         opts.cuda = device == "cuda";
         if (opts.cuda && opts.variant != Variant::Block) throw std::invalid_argument("-d cuda: block variant only");
+        if (opts.forced && (opts.cuda || opts.variant != Variant::Block))
+            throw std::invalid_argument("--forced: block variant with host buffers only");
         // The baseline's 16-bit sum is a host function: MPI could not call it on device memory.
         if (opts.cuda && element_size(opts.type) == 2)
             throw std::invalid_argument("-d cuda: float, double or int (the 16-bit baseline op runs on the host)");

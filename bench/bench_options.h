@@ -29,6 +29,7 @@ struct BenchOptions {
     bool cuda = false;  // -d cuda: device buffers (block variant)
     bool validate = false;
     bool profile = false;  // --profile: mpix_sparse_profile=on, phase columns
+    bool forced = false;   // --forced: also each algorithm forced, interleaved (block variant, host)
     std::string json_path;
     std::uint64_t seed = 1;
     double zipf_s = 1.05;

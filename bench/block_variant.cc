@@ -20,7 +20,14 @@ class BlockVariant final : public RowBenchmark {
   public:
     explicit BlockVariant(const BenchContext &ctx) : ctx_(ctx) {}
 
-    std::vector<Column> columns() const override { return block_row_columns("MPI_Allreduce", "Floor"); }
+    std::vector<Column> columns() const override {
+        std::vector<Column> c = block_row_columns("MPI_Allreduce", "Floor");
+        if (ctx_.opts.forced) {
+            c.push_back({"best_forced", "BestForced", 0, false});
+            c.push_back({"auto_over_best", "Auto/Best", 2, false});
+        }
+        return c;
+    }
 
     Record run_row(std::size_t bytes, double density, bool &ok) override {
         const BenchOptions &o = ctx_.opts;
@@ -56,7 +63,7 @@ class BlockVariant final : public RowBenchmark {
                                   "MPIX_Sparse_allreduce, " + label + ", first call", ctx_.base_comm);
         }
 
-        const std::vector<TimedMethod> methods = {
+        std::vector<TimedMethod> methods = {
             {"mpi_allreduce",
              [&] {
                  check_mpi(MPI_Allreduce(send, dense_out, icount, dt, baseline_sum_op(o.type), ctx_.base_comm),
@@ -69,6 +76,13 @@ class BlockVariant final : public RowBenchmark {
              }},
             {"floor", [&] { std::memcpy(floor_out, send, data_bytes); }},
         };
+        // --forced: the same call with each algorithm forced, into one more buffer (validated below).
+        unsigned char *forced_out = forced_out_.data();
+        for (std::size_t i = 0; o.forced && i < kForcedAlgorithms.size(); ++i)
+            methods.push_back({std::string("forced_") + kForcedAlgorithms[i], [&, comm = ctx_.forced[i]] {
+                                   check_mpi(MPIX_Sparse_allreduce(send, forced_out, count, dt, MPI_SUM, comm),
+                                             "MPIX_Sparse_allreduce");
+                               }});
         const InterleavedResult timed =
             run_interleaved(methods, o.warmup, o.iterations_for(bytes), o.time_limit, ctx_.base_comm,
                             [&] { check_mpi(MPIX_Sparse_stats_reset(ctx_.lib_comm), "MPIX_Sparse_stats_reset"); });
@@ -77,11 +91,23 @@ class BlockVariant final : public RowBenchmark {
         if (o.validate)
             ok &= validate_result(o.type, dense_out, sparse_out, count, block,
                                   "MPIX_Sparse_allreduce, " + label + ", last timed call", ctx_.base_comm);
+        if (o.validate && o.forced)
+            ok &= validate_result(o.type, dense_out, forced_out, count, block,
+                                  "MPIX_Sparse_allreduce forced, " + label + ", last timed call", ctx_.base_comm);
 
         Record r;
         add_shape_fields(r, ctx_, bytes, count, density, "block", nblocks, static_cast<std::int64_t>(blocks.size()),
                          union_blocks, zipf);
         add_block_row_fields(r, timed, stats, data_bytes, o.validate, ok);
+        if (o.forced) {
+            std::size_t best = 0;
+            for (std::size_t i = 0; i < kForcedAlgorithms.size(); ++i) {
+                add_latency_fields(r, std::string("forced_") + kForcedAlgorithms[i], timed.latency[3 + i]);
+                if (timed.latency[3 + i].avg_us < timed.latency[3 + best].avg_us) best = i;
+            }
+            r.set_text("best_forced", kForcedAlgorithms[best]);
+            r.set_real("auto_over_best", timed.latency[1].avg_us / timed.latency[3 + best].avg_us);
+        }
         return r;
     }
 
@@ -91,10 +117,11 @@ class BlockVariant final : public RowBenchmark {
         if (send_.size() >= bytes) return;
         for (AlignedBuffer *b : {&send_, &dense_out_, &sparse_out_, &floor_out_})
             b->resize(bytes);
+        if (ctx_.opts.forced) forced_out_.resize(bytes);
     }
 
     const BenchContext &ctx_;
-    AlignedBuffer send_, dense_out_, sparse_out_, floor_out_;
+    AlignedBuffer send_, dense_out_, sparse_out_, floor_out_, forced_out_;
 };
 
 }  // namespace

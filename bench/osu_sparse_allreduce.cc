@@ -198,7 +198,15 @@ int main(int argc, char **argv) {
     int rank = 0, nranks = 1;
     MPI_Comm_rank(lib_comm, &rank);
     MPI_Comm_size(lib_comm, &nranks);
-    const BenchContext ctx{opts, lib_comm, base_comm, rank, nranks};
+    BenchContext ctx{opts, lib_comm, base_comm, rank, nranks};
+    for (std::size_t i = 0; opts.forced && i < kForcedAlgorithms.size(); ++i) {
+        MPI_Info forced;
+        MPI_Info_create(&forced);
+        MPI_Info_set(forced, "mpix_sparse_block_size", std::to_string(opts.block_size).c_str());
+        MPI_Info_set(forced, "mpix_sparse_algorithm", kForcedAlgorithms[i]);
+        check_mpi(MPIX_Sparse_comm_create(MPI_COMM_WORLD, forced, &ctx.forced[i]), "MPIX_Sparse_comm_create");
+        MPI_Info_free(&forced);
+    }
 
     bool ok = false;
     try {
@@ -210,6 +218,8 @@ int main(int argc, char **argv) {
     }
 
     MPI_Comm_free(&base_comm);
+    for (MPI_Comm &c : ctx.forced)
+        if (c != MPI_COMM_NULL) check_mpi(MPIX_Sparse_comm_free(&c), "MPIX_Sparse_comm_free");
     check_mpi(MPIX_Sparse_comm_free(&lib_comm), "MPIX_Sparse_comm_free");
     MPI_Finalize();
     return ok ? 0 : 1;

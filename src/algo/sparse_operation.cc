@@ -126,6 +126,8 @@ void SparseOperation::on_agreed() {
     d.bin_width = bin_width(call_.layout.num_blocks(), d.bins.size());
     d.output_to_zero = call_.output_to_zero;
     d.device = v[AgreementFields::kDevice].max > 0;
+    d.nodes = state_.nodes();
+    d.ranks_per_node = state_.ranks_per_node();
     make_plan(d, state_.config(), plan_);
     if (!call_.sparse_capable) plan_.algorithm = Algorithm::Dense;
     if (call_.sparse_capable && !call_.allow_dense && plan_.algorithm == Algorithm::Dense) {

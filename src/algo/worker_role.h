@@ -55,6 +55,7 @@ class WorkerRole {
 
     void fail(ErrorId id, const std::string &what);
     bool send_contributions(Shard &shard);
+    [[noreturn]] void exit_after_sends();
     bool poll_fetches();
     bool reap_sends();
     void store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes);

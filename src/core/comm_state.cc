@@ -12,6 +12,7 @@
 #include "core/env_switch.h"
 #include "core/error.h"
 #include "core/library.h"
+#include "core/link_probe.h"
 #include "core/placement.h"
 
 namespace mpix::sparse::detail {
@@ -66,9 +67,9 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
         group_.rank = rank_;
         for (int r = 0; r < size_; ++r)
             group_.workers.push_back(r);
-        // Node topology, only where something depends on it (collective, so decided from config).
-        const bool need_nodes = (aggregators < size_ && size_ > 1) || config.hierarchical != Hierarchy::Off;
-        const std::vector<int> node = need_nodes ? node_of_ranks(internal_) : std::vector<int>();
+        // Node topology: aggregator placement, hierarchy, and what crossing nodes costs the planner.
+        const std::vector<int> node = size_ > 1 ? node_of_ranks(internal_) : std::vector<int>();
+        learn_network(node);
         group_.aggregators = aggregators == size_ || size_ == 1
                                  ? group_.workers
                                  : choose_aggregators(node, aggregators, config.placement);
@@ -88,16 +89,26 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
     }
 }
 
+// Nodes and the most ranks on one; across nodes, the link's cost per byte unless configured (a
+// hierarchy level inherits its parent's). Every rank gets the same values (the probe agrees on them).
+void CommState::learn_network(const std::vector<int> &node_of_rank) {
+    if (node_of_rank.empty()) return;
+    nodes_ = 1 + *std::max_element(node_of_rank.begin(), node_of_rank.end());
+    std::vector<int> per_node(static_cast<std::size_t>(nodes_), 0);
+    for (int n : node_of_rank)
+        ++per_node[static_cast<std::size_t>(n)];
+    ranks_per_node_ = *std::max_element(per_node.begin(), per_node.end());
+    if (nodes_ > 1 && config_.cost.link_ns <= 0) config_.cost.link_ns = probe_link_ns(internal_, node_of_rank);
+    if (nodes_ > 1 && debug_enabled() && rank_ == 0)
+        std::fprintf(stderr, "mpix_sparse: %d ranks on %d nodes (at most %d on one): %.3f ns per byte between nodes\n",
+                     size_, nodes_, ranks_per_node_, config_.cost.link_ns);
+}
+
 // Hierarchy pays off when traffic crosses nodes and some node has several ranks whose data can be
 // combined before it leaves: auto requires both; on forces it (on one node it is correct but only
 // adds a broadcast).
 void CommState::build_hierarchy(const std::vector<int> &node_of_rank) {
-    const int nodes = 1 + *std::max_element(node_of_rank.begin(), node_of_rank.end());
-    std::vector<int> per_node(static_cast<std::size_t>(nodes), 0);
-    for (int n : node_of_rank)
-        ++per_node[static_cast<std::size_t>(n)];
-    const int max_per_node = *std::max_element(per_node.begin(), per_node.end());
-    if (config_.hierarchical == Hierarchy::Auto && (nodes == 1 || max_per_node == 1)) return;
+    if (config_.hierarchical == Hierarchy::Auto && (nodes_ == 1 || ranks_per_node_ == 1)) return;
     auto h = std::make_unique<NodeHierarchy>();
     const int my_node = node_of_rank[static_cast<std::size_t>(rank_)];
     int rc = MPI_Comm_split(internal_, my_node, rank_, &h->node);

@@ -72,6 +72,9 @@ class CommState final : public MessageSink, public Progressable {
     int size() const { return size_; }
     int rank() const { return rank_; }
     const Config &config() const { return config_; }
+    // Nodes the ranks are on and the most ranks on one node (1 and size() on one node).
+    int nodes() const { return nodes_; }
+    int ranks_per_node() const { return ranks_per_node_; }
     const Group &group() const { return group_; }
     std::uint32_t context() const { return context_; }
     bool created_by_comm_create() const { return created_by_comm_create_; }
@@ -119,6 +122,7 @@ class CommState final : public MessageSink, public Progressable {
 
   private:
     void build_hierarchy(const std::vector<int> &node_of_rank);
+    void learn_network(const std::vector<int> &node_of_rank);
     void reserve_queues();
     void activate_front();
     void fail_running(OpError error);
@@ -132,6 +136,7 @@ class CommState final : public MessageSink, public Progressable {
     MPI_Comm internal_ = MPI_COMM_NULL;
     int size_ = 1;
     int rank_ = 0;
+    int nodes_ = 1, ranks_per_node_ = 1;
     Config config_;
     Group group_;
     std::uint32_t context_ = 0;

@@ -41,6 +41,7 @@ const CostSetting kCostSettings[] = {
     {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_BLOCK_NS"}, &CostParams::allgather_block_ns},
     {{nullptr, "MPIX_SPARSE_COST_MEMORY_NS"}, &CostParams::memory_ns},
     {{nullptr, "MPIX_SPARSE_COST_PCIE_NS"}, &CostParams::pcie_ns},
+    {{nullptr, "MPIX_SPARSE_COST_LINK_NS"}, &CostParams::link_ns},
     {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_ALPHA_US"}, &CostParams::allgather_alpha_us},
     {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_BETA_NS"}, &CostParams::allgather_beta_ns},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_MARGIN"}, &CostParams::sparse_margin},

@@ -41,6 +41,11 @@ struct CostParams {
     // whole buffers both ways, the sparse ones only non-zero blocks and the union (not fitted on a GPU
     // machine yet: ~25 GB/s, a PCIe 4/5 link shared by a few ranks).
     double pcie_ns = 0.04;
+    // ns per byte a rank sends to another node while every rank does the same (a node's ranks share
+    // its link). 0 on one node; measured when a communicator spanning nodes is created (core/
+    // link_probe.h) unless set here (MPIX_SPARSE_COST_LINK_NS). Each algorithm's bytes that cross
+    // nodes cost this on top of the on-node constants above.
+    double link_ns = 0.0;
     // A sparse algorithm must be predicted this much faster than dense to be chosen: dense is never
     // worse than MPI_Allreduce, so uncertainty should fall on its side.
     double sparse_margin = 1.15;

@@ -71,6 +71,17 @@ CostFeatures cost_features(const Demand &d) {
     f.allgather[1] = P * D * (bb + 8.0) / kNsPerUs;
     f.allgather[2] = P * D / kNsPerUs;
     f.output_zero = d.output_to_zero ? N / kNsPerUs : 0.0;
+    if (d.nodes > 1 && P > 1) {
+        // Links are full duplex: what counts is the bytes one way. A ring (MPI_Allreduce) crosses
+        // each node boundary once, so a node's ranks do not share its link there, while link_ns was
+        // measured with all of them sending across at once; the sparse algorithms talk to every
+        // rank, of which those on other nodes cross.
+        const double ppn = std::max(1, d.ranks_per_node);
+        const double cross = (P - ppn) / (P - 1);
+        f.link[0] = f.dense[1] / ppn;
+        f.link[1] = busiest / 2 * cross / kNsPerUs;
+        f.link[2] = f.allgather[1] * (P - 1) / P * cross;
+    }
     return f;
 }
 
@@ -85,6 +96,9 @@ CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
                       c.sparse_copy_ns * f.aggregator[2] + c.sparse_block_ns * f.aggregator[3] + zero;
     e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1] +
                      c.allgather_block_ns * f.allgather[2] + zero;
+    e.dense_us += c.link_ns * f.link[0];  // the link features are zero on one node
+    e.aggregator_us += c.link_ns * f.link[1];
+    e.allgather_us += c.link_ns * f.link[2];
     if (d.device) {
         // Staging: dense moves the buffer down and back up; sparse the busiest contribution down and
         // the union up.

@@ -26,6 +26,8 @@ struct Demand {
     std::uint64_t bin_width = 1;
     bool output_to_zero = false;  // a sparse algorithm must zero the whole output (element variant)
     bool device = false;          // some rank's buffers are in device memory (staged over PCIe)
+    int nodes = 1;                // nodes the ranks are on, and the most ranks on one of them
+    int ranks_per_node = 1;
 };
 
 struct CostEstimate {
@@ -46,6 +48,9 @@ struct CostFeatures {
     double allgather[3] = {};
     // both sparse algorithms: output bytes to zero x memory_ns
     double output_zero = 0;
+    // bytes (thousands) crossing nodes per link direction, per algorithm (dense, aggregator,
+    // allgather) x link_ns; zero on one node
+    double link[3] = {};
     double union_blocks = 0;
 };
 CostFeatures cost_features(const Demand &demand);

@@ -69,6 +69,54 @@ TEST(Planner, SparseMustBeatDenseByTheMargin) {
     EXPECT_EQ(make_plan(d, config).algorithm, Algorithm::Dense);
 }
 
+// Across nodes (issue #13): each algorithm's bytes that cross nodes cost link_ns on top.
+Demand across(Demand d, int nodes, int ranks_per_node) {
+    d.nodes = nodes;
+    d.ranks_per_node = ranks_per_node;
+    return d;
+}
+
+TEST(Planner, LinkCostsNothingOnOneNode) {
+    CostParams slow;
+    slow.link_ns = 9.0;
+    const Demand d = demand(16384, 4, 4, 0.1);
+    const CostEstimate with = estimate_costs(d, slow), without = estimate_costs(d, CostParams{});
+    EXPECT_DOUBLE_EQ(with.dense_us, without.dense_us);
+    EXPECT_DOUBLE_EQ(with.aggregator_us, without.aggregator_us);
+    EXPECT_DOUBLE_EQ(with.allgather_us, without.allgather_us);
+}
+
+TEST(Planner, LinkCostFollowsTheBytesThatCrossNodes) {
+    CostParams slow;
+    slow.link_ns = 9.0;
+    const Demand d = across(demand(16384, 4, 4, 0.01), 4, 1);  // 16 MiB, 1%, one rank per node
+    const CostEstimate with = estimate_costs(d, slow), without = estimate_costs(d, CostParams{});
+    // A ring sends 2(P-1)/P of the buffer each way.
+    const double N = static_cast<double>(d.layout.total_bytes());
+    EXPECT_NEAR(with.dense_us - without.dense_us, 9.0 * 1.5 * N / 1e3, 1e-6 * N);
+    // At 1% the aggregators move a few percent of that; every peer is on another node.
+    const double aggregator_extra = with.aggregator_us - without.aggregator_us;
+    EXPECT_GT(aggregator_extra, 0.0);
+    EXPECT_LT(aggregator_extra, 0.1 * (with.dense_us - without.dense_us));
+    // Two ranks per node: a node's ranks share its link for the sparse algorithms' traffic (already
+    // in the measured link_ns), while the ring crosses each node boundary once.
+    const Demand shared = across(demand(16384, 8, 8, 0.01), 4, 2);
+    const CostEstimate s = estimate_costs(shared, slow), s0 = estimate_costs(shared, CostParams{});
+    EXPECT_NEAR(s.dense_us - s0.dense_us, 9.0 * 2.0 * 7 / 8 * N / 1e3 / 2, 1e-6 * N);
+}
+
+TEST(Planner, SlowLinksFavourTheAlgorithmThatSendsLess) {
+    // 2 MiB at 25%: on one node a fast MPI_Allreduce wins; over 1 Gbit/s links the bytes decide.
+    Config config;
+    config.cost.dense_table = {{1, 0.3}};
+    const Demand local = demand(2048, 4, 4, 0.25);
+    EXPECT_EQ(make_plan(local, config).algorithm, Algorithm::Dense);
+    config.cost.link_ns = 9.0;
+    EXPECT_NE(make_plan(across(local, 4, 1), config).algorithm, Algorithm::Dense);
+    // At 100% nothing sends less than the ring: dense stays.
+    EXPECT_EQ(make_plan(across(demand(2048, 4, 4, 1.0), 4, 1), config).algorithm, Algorithm::Dense);
+}
+
 TEST(Planner, ForcedAlgorithmIsObeyed) {
     Config config;
     config.algorithm = AlgorithmChoice::Aggregator;

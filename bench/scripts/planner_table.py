@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""The planner against the best forced algorithm (issue #13), from JSON written by
+osu_sparse_allreduce --forced (bench/scripts/cluster_planner.sh): per size and density, what auto
+chose and its time over the fastest forced algorithm's, measured in the same run, call by call
+(<= 1.10 is within the 10% the issue asks for). Usage: planner_table.py RUN.json [RUN.json...]
+(rows of several files are merged; a row in several files: the median of its ratios)."""
+import json
+import statistics
+import sys
+
+
+def main(paths):
+    runs = [{(r["size"], r["density"]): r for r in json.load(open(p))["rows"]} for p in paths]
+    keys = sorted(set().union(*runs))
+    sizes = sorted({k[0] for k in keys})
+    densities = sorted({k[1] for k in keys})
+    print("auto's choice, auto / fastest forced (the fastest forced)" +
+          "\n")
+    print("| size | " + " | ".join(f"{x * 100:g}%" for x in densities) + " |")
+    print("|---|" + "---|" * len(densities))
+    ratios = []
+    for s in sizes:
+        cells = []
+        for x in densities:
+            rows = [r[(s, x)] for r in runs if (s, x) in r]
+            if not rows:
+                cells.append("-")
+                continue
+            ratio = statistics.median(r["auto_over_best"] for r in rows)
+            ratios.append(ratio)
+            chose = "/".join(sorted({r["algorithm_name"] for r in rows}))
+            best = "/".join(sorted({r["best_forced"] for r in rows}))
+            valid = all(r.get("valid", False) for r in rows)
+            mark = "**" if ratio > 1.10 else ""
+            cells.append(f"{chose} {mark}{ratio:.2f}{mark} ({best})" + ("" if valid else " INVALID"))
+        print(f"| {s // 1048576} MiB | " + " | ".join(cells) + " |")
+    within = sum(r <= 1.10 for r in ratios)
+    print(f"\nwithin 10%: {within} of {len(ratios)}; worst {max(ratios):.2f}, median {statistics.median(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
