@@ -28,18 +28,32 @@ MemoryKind ask_driver(CuPointerGetAttribute get, const void *p) {
 // Whether the process has loaded the CUDA driver, from the dynamic linker's list of loaded objects:
 // no system call. (dlopen with RTLD_NOLOAD searches the library path first: 100-150 us of open()
 // calls on every MPIX_ call of a host-only program, measured as 130-190 us per call on a 128 KiB
-// allreduce that MPI_Allreduce does in 60.)
+// allreduce that MPI_Allreduce does in 60.) The list is walked again only after objects were loaded
+// (dlpi_adds counts them), so a host-only program pays one callback per call.
 bool driver_loaded() {
-    int found = 0;
+    static std::atomic<unsigned long long> checked_at{~0ull};  // dlpi_adds of the last full walk
+    struct Walk {
+        unsigned long long adds = 0;
+        bool first = true, unchanged = false, found = false;
+    } walk;
     dl_iterate_phdr(
         [](dl_phdr_info *info, std::size_t, void *data) {
+            auto &w = *static_cast<Walk *>(data);
+            if (w.first) {
+                w.first = false;
+                w.adds = info->dlpi_adds;
+                w.unchanged = w.adds == checked_at.load(std::memory_order_relaxed);
+                if (w.unchanged) return 1;
+            }
             const char *slash = info->dlpi_name != nullptr ? std::strrchr(info->dlpi_name, '/') : nullptr;
             const char *name = slash != nullptr ? slash + 1 : info->dlpi_name;
-            if (name != nullptr && std::strncmp(name, "libcuda.so", 10) == 0) *static_cast<int *>(data) = 1;
-            return *static_cast<int *>(data);
+            w.found = name != nullptr && std::strncmp(name, "libcuda.so", 10) == 0;
+            return w.found ? 1 : 0;
         },
-        &found);
-    return found != 0;
+        &walk);
+    if (walk.unchanged) return false;  // nothing loaded since a walk that found no driver
+    if (!walk.found) checked_at.store(walk.adds, std::memory_order_relaxed);
+    return walk.found;
 }
 
 // cuPointerGetAttribute once the driver is loaded (the handle is kept: the driver stays for the
