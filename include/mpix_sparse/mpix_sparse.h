@@ -82,7 +82,12 @@ MPIX_SPARSE_API int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MP
  *                                flight). Read from the environment, or from the info of
  *                                MPIX_Sparse_comm_create / MPIX_Sparse_allreduce_init.
  * ~~~
- * A blocking MPIX_Sparse_allreduce is a non-blocking one waited on: results are bitwise identical.
+ * A blocking MPIX_Sparse_allreduce is a non-blocking one waited on, except that its dense path is
+ * MPI's blocking MPI_Allreduce (faster than MPI_Iallreduce in Open MPI): sparse results are bitwise
+ * identical; dense float sums are MPI_Allreduce's, which MPI may order differently from its
+ * MPI_Iallreduce. During that MPI_Allreduce, operations on other communicators advance only on a
+ * progress thread (as during any blocking MPI call). With mpix_sparse_timeout set, the dense path
+ * stays non-blocking so that a stalled peer still ends the call with an error.
  * @{ */
 /** A non-blocking or persistent operation (opaque handle). */
 typedef struct MPIX_Sparse_request_s *MPIX_Sparse_request;
@@ -139,7 +144,8 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *   mpix_sparse_profile           (MPIX_SPARSE_PROFILE)           on | off; off (time each phase:
  *                                                                 MPIX_Sparse_profile_get)
  * ~~~
- * A peer process found gone fails the waiting call with MPIX_ERR_SPARSE_TRANSPORT without a timeout.
+ * A peer process found gone fails the waiting call with MPIX_ERR_SPARSE_TRANSPORT without a timeout
+ * (except inside a blocking call's dense MPI_Allreduce, where MPI's own fault handling applies).
  * After either error the communicator is broken: later calls on it return the same class at once,
  * freeing it does not wait, other communicators keep working.
  * A value that does not parse is an error naming the key, never a silent default.

@@ -11,6 +11,7 @@
 #include "core/comm_state.h"
 #include "core/device_memory.h"
 #include "core/element_type.h"
+#include "core/library.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -33,9 +34,9 @@ bool dense_by_arguments(const CommState &state, std::uint64_t count, MPI_Datatyp
 class BlockAllreduce final : public SparseOperation {
   public:
     BlockAllreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
-                   MPI_Op op, BufferKinds kinds, bool local_failure)
+                   MPI_Op op, BufferKinds kinds, bool local_failure, bool blocking)
         : SparseOperation(state), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype), op_(op),
-          in_place_(sendbuf == MPI_IN_PLACE), kinds_(kinds), local_failure_(local_failure) {
+          in_place_(sendbuf == MPI_IN_PLACE), kinds_(kinds), local_failure_(local_failure), blocking_(blocking) {
         if (in_place_) kinds_.send = kinds_.recv;
         if (kinds_.any_device()) device_ = device_memory();  // the API made sure there is one
     }
@@ -44,6 +45,10 @@ class BlockAllreduce final : public SparseOperation {
 
   private:
     void start_dense() override;
+    bool stage_for_dense();
+    void dense_by_caller() override {
+        blocking_allreduce(dense_in_, dense_out_, count_, datatype_, op_, state().comm());
+    }
     void planned(Algorithm algorithm) override;
     void finish_dense() override {
         if (on_device(kinds_.recv) && count_ > 0) device_->upload(dense_out_, dense_bytes(), recvbuf_);
@@ -78,9 +83,11 @@ class BlockAllreduce final : public SparseOperation {
     BufferKinds kinds_;
     DeviceMemory *device_ = nullptr;
     bool local_failure_;
+    bool blocking_;
     bool out_of_memory_ = false;
     std::optional<OpError> device_error_;
-    void *dense_out_ = nullptr;  // the dense path's host output (staging for a device output)
+    const void *dense_in_ = nullptr;  // the dense path's host input (staged from a device input)
+    void *dense_out_ = nullptr;       // the dense path's host output (staging for a device output)
     std::optional<BitmapSource> source_;
     std::optional<DenseResultSink> sink_;
     std::optional<StagedResultSink> staged_sink_;
@@ -88,14 +95,28 @@ class BlockAllreduce final : public SparseOperation {
 
 void BlockAllreduce::start_dense() {
     if (count_ == 0) return;
-    if (device_ == nullptr) {
-        mpi_.iallreduce(sendbuf_, recvbuf_, count_, datatype_, op_, state().comm());
+    dense_in_ = sendbuf_;
+    dense_out_ = recvbuf_;
+    if (device_ != nullptr && !stage_for_dense()) return;
+    // A blocking call's dense path is MPI's own blocking MPI_Allreduce: Open MPI's non-blocking one
+    // (libnbc) is up to 1.4x slower at 128 KiB-1 MiB on one node. Every rank decides alike: the call
+    // is blocking on every rank, and the plan, the streak and the configuration are shared. Not with
+    // a timeout (which must then be set alike on every rank): a stalled peer must end the call with
+    // an error, which only the non-blocking wait can do. Operations on other communicators wait
+    // meanwhile, as they do during any blocking MPI call the program makes.
+    if (blocking_ && state().config().timeout_s <= 0) {
+        defer_dense_to_caller();
         return;
     }
+    mpi_.iallreduce(dense_in_, dense_out_, count_, datatype_, op_, state().comm());
+}
+
+// Device buffers: the dense path reduces host copies (the MPI need not be CUDA-aware). False when
+// there is nothing to join the collective with.
+bool BlockAllreduce::stage_for_dense() {
     DeviceStaging &staging = scratch().device;
     const std::size_t bytes = dense_bytes();
     dense_out_ = nullptr;
-    const void *in = sendbuf_;
     try {
         dense_out_ = on_device(kinds_.recv) ? static_cast<void *>(staging.output.reserve(*device_, bytes)) : recvbuf_;
         if (in_place_) {
@@ -103,16 +124,16 @@ void BlockAllreduce::start_dense() {
         } else if (on_device(kinds_.send)) {
             std::byte *staged = staging.input.reserve(*device_, bytes);
             device_->download(sendbuf_, bytes, staged);
-            in = staged;
+            dense_in_ = staged;
         }
     } catch (const Error &e) {
         // The other ranks are in the collective already: join it with what there is and fail after
         // (as any local failure on the dense path does).
         fail(OpError{e.id(), e.detail()});
-        if (dense_out_ == nullptr) return;                                // no staging at all: nothing to join with
-        if (in == sendbuf_ && on_device(kinds_.send)) in = MPI_IN_PLACE;  // never hand MPI device memory
+        if (dense_out_ == nullptr) return false;  // no staging at all: nothing to join with
+        if (dense_in_ == sendbuf_ && on_device(kinds_.send)) dense_in_ = MPI_IN_PLACE;  // never hand MPI device memory
     }
-    mpi_.iallreduce(in, dense_out_, count_, datatype_, op_, state().comm());
+    return true;
 }
 
 void BlockAllreduce::planned(Algorithm algorithm) {
@@ -193,14 +214,36 @@ void BlockAllreduce::activate() {
 
 }  // namespace
 
+bool blocking_dense_at_once(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
+                            MPI_Datatype datatype, MPI_Op op) {
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        const Config &config = state.config();
+        if (!state.idle() || state.broken() || state.profile() != nullptr || config.timeout_s > 0) return false;
+        // The streak is consulted only when the call would consult it in line (BlockAllreduce::activate),
+        // and used up only when the call is made here: every rank's streak stays the same.
+        if (!dense_by_arguments(state, count, datatype, op) &&
+            (state.hierarchy() != nullptr || config.algorithm != AlgorithmChoice::Auto ||
+             !state.dense_streak().take(count, datatype, op)))
+            return false;
+        state.skip_line();
+        CommStats &stats = state.stats();
+        ++stats.dense_fallbacks;
+        stats.last_algorithm = static_cast<int>(Algorithm::Dense);
+    }
+    if (count > 0) blocking_allreduce(sendbuf, recvbuf, count, datatype, op, state.comm());
+    return true;
+}
+
 std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *sendbuf, void *recvbuf,
                                                 std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
-                                                BufferKinds kinds, bool local_failure) {
+                                                BufferKinds kinds, bool local_failure, bool blocking) {
     NodeHierarchy *h = state.hierarchy();
     if (h != nullptr && !dense_by_arguments(state, count, datatype, op))
         return std::make_unique<HierarchicalAllreduce>(state, *h, sendbuf, recvbuf, count, datatype, op, kinds,
                                                        local_failure);
-    return std::make_unique<BlockAllreduce>(state, sendbuf, recvbuf, count, datatype, op, kinds, local_failure);
+    return std::make_unique<BlockAllreduce>(state, sendbuf, recvbuf, count, datatype, op, kinds, local_failure,
+                                            blocking);
 }
 
 }  // namespace mpix::sparse::detail

@@ -24,8 +24,19 @@ struct BufferKinds {
 
 // Arguments were validated by the API. sendbuf may be MPI_IN_PLACE. The operation is not started.
 // `local_failure` makes this rank report a failure in the agreement (its peers then fail too).
+// `blocking`: the caller waits for it at once (MPIX_Sparse_allreduce), every rank alike; its dense
+// path may then be MPI's blocking MPI_Allreduce (BlockAllreduce::start_dense says when).
 std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *sendbuf, void *recvbuf,
                                                 std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
-                                                BufferKinds kinds = {}, bool local_failure = false);
+                                                BufferKinds kinds = {}, bool local_failure = false,
+                                                bool blocking = false);
+
+// A blocking call on host buffers that goes dense, made at once with MPI_Allreduce when nothing is
+// in line on `state` (the same MPI collective, in the same order, as its operation would make after
+// waiting its turn): no request, no operation, no progress loop. False when it must take the line
+// (something is in line, the data must be looked at, profiling or a timeout is on, the communicator
+// is broken). Call without the engine lock; throws Error(MpiFailure) when MPI fails.
+bool blocking_dense_at_once(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
+                            MPI_Datatype datatype, MPI_Op op);
 
 }  // namespace mpix::sparse::detail

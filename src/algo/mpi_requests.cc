@@ -17,6 +17,22 @@ std::size_t extent_of(MPI_Datatype datatype) {
     return static_cast<std::size_t>(extent);
 }
 
+// Calls fn(offset_bytes, elements) for each slice of at most INT_MAX elements.
+template <typename Fn>
+void for_each_slice(std::uint64_t count, MPI_Datatype datatype, Fn &&fn) {
+    const std::size_t extent = extent_of(datatype);
+    std::uint64_t done = 0;
+    do {
+        const std::uint64_t n = std::min(kSlice, count - done);
+        fn(static_cast<std::size_t>(done) * extent, static_cast<int>(n));
+        done += n;
+    } while (done < count);
+}
+
+const void *at(const void *sendbuf, std::size_t offset) {
+    return sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : static_cast<const char *>(sendbuf) + offset;
+}
+
 }  // namespace
 
 MpiRequests::~MpiRequests() {
@@ -42,31 +58,29 @@ bool MpiRequests::test() {
 
 void MpiRequests::iallreduce(const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
-    const std::size_t extent = extent_of(datatype);
     op = dense_op_for(datatype, op);  // MPI cannot reduce the library's 16-bit float types itself
-    std::uint64_t done = 0;
-    do {
-        const std::uint64_t n = std::min(kSlice, count - done);
-        const std::size_t offset = static_cast<std::size_t>(done) * extent;
-        const void *in = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : static_cast<const char *>(sendbuf) + offset;
+    for_each_slice(count, datatype, [&](std::size_t offset, int n) {
         MPI_Request r = MPI_REQUEST_NULL;
-        add(PMPI_Iallreduce(in, static_cast<char *>(recvbuf) + offset, static_cast<int>(n), datatype, op, comm, &r), r,
+        add(PMPI_Iallreduce(at(sendbuf, offset), static_cast<char *>(recvbuf) + offset, n, datatype, op, comm, &r), r,
             "MPI_Iallreduce");
-        done += n;
-    } while (done < count);
+    });
+}
+
+void blocking_allreduce(const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm) {
+    op = dense_op_for(datatype, op);
+    for_each_slice(count, datatype, [&](std::size_t offset, int n) {
+        const int rc =
+            PMPI_Allreduce(at(sendbuf, offset), static_cast<char *>(recvbuf) + offset, n, datatype, op, comm);
+        if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
+    });
 }
 
 void MpiRequests::ibcast(void *buf, std::uint64_t count, MPI_Datatype datatype, MPI_Comm comm) {
-    const std::size_t extent = extent_of(datatype);
-    std::uint64_t done = 0;
-    do {
-        const std::uint64_t n = std::min(kSlice, count - done);
+    for_each_slice(count, datatype, [&](std::size_t offset, int n) {
         MPI_Request r = MPI_REQUEST_NULL;
-        add(MPI_Ibcast(static_cast<char *>(buf) + static_cast<std::size_t>(done) * extent, static_cast<int>(n),
-                       datatype, 0, comm, &r),
-            r, "MPI_Ibcast");
-        done += n;
-    } while (done < count);
+        add(MPI_Ibcast(static_cast<char *>(buf) + offset, n, datatype, 0, comm, &r), r, "MPI_Ibcast");
+    });
 }
 
 }  // namespace mpix::sparse::detail

@@ -1,6 +1,6 @@
-// Non-blocking MPI requests of one stage of an operation, tested without waiting. Large collectives
-// go in slices of at most INT_MAX elements (MPI counts are int); reductions are element-wise, so
-// slicing is exact.
+// Non-blocking MPI requests of one stage of an operation, tested without waiting, and the one blocking
+// collective a blocking call's dense path makes. Large collectives go in slices of at most INT_MAX
+// elements (MPI counts are int); reductions are element-wise, so slicing is exact.
 #pragma once
 
 #include <mpi.h>
@@ -35,5 +35,9 @@ class MpiRequests {
   private:
     std::vector<MPI_Request> requests_;
 };
+
+// MPI_Allreduce in slices, returning when done (throws Error(MpiFailure) on failure).
+void blocking_allreduce(const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm);
 
 }  // namespace mpix::sparse::detail

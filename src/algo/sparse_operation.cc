@@ -36,6 +36,8 @@ OperationScratch &SparseOperation::scratch() {
 
 void SparseOperation::reset() {
     stage_ = Stage::Idle;
+    caller_ran_ = false;
+    caller_error_.reset();
     error_ = OpError{};
     algorithm_ = Algorithm::Dense;
     counters_ = OpCounters{};
@@ -152,7 +154,8 @@ void SparseOperation::on_agreed() {
 std::optional<Phase> SparseOperation::phase_of(Stage stage) {
     switch (stage) {
     case Stage::Agree: return Phase::Agreement;
-    case Stage::Dense: return Phase::Dense;
+    case Stage::Dense:
+    case Stage::DenseByCaller: return Phase::Dense;
     case Stage::Gather: return Phase::Allgather;
     case Stage::Stream: return Phase::Stream;
     case Stage::Barrier: return Phase::Barrier;
@@ -281,6 +284,12 @@ bool SparseOperation::step() {
         finish_dense();
         finish();
         return true;
+    case Stage::DenseByCaller:
+        if (!caller_ran_) return false;
+        if (caller_error_ && !error_) error_ = *caller_error_;
+        finish_dense();
+        finish();
+        return true;
     case Stage::Gather: {
         if (!mpi_.test()) return false;
         if (!error_) {
@@ -306,6 +315,20 @@ bool SparseOperation::step() {
         return true;
     }
     return false;
+}
+
+void SparseOperation::run_caller_work() {
+    // Outside the engine lock: nothing here touches state another thread may change while the
+    // operation waits in DenseByCaller (it does not advance until caller_ran_ is set, under the lock).
+    std::optional<OpError> error;
+    try {
+        dense_by_caller();
+    } catch (const Error &e) {
+        error = OpError{e.id(), e.detail()};
+    }
+    std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+    caller_error_ = std::move(error);
+    caller_ran_ = true;
 }
 
 bool SparseOperation::progress() {
@@ -336,7 +359,8 @@ void SparseOperation::finish() {
 }
 
 std::string SparseOperation::describe() const {
-    static const char *const names[] = {"idle", "agreeing", "dense", "allgather", "streaming", "barrier", "done"};
+    static const char *const names[] = {"idle",      "agreeing",  "dense",   "dense (blocking MPI_Allreduce)",
+                                        "allgather", "streaming", "barrier", "done"};
     std::string s = "operation " + std::to_string(seq()) + " (" + names[static_cast<int>(stage_)] + ")";
     if (stage_ == Stage::Stream) s += ": " + stream_->describe();
     return s;

@@ -65,16 +65,21 @@ class SparseOperation : public Operation {
     const OpError &error() const override { return error_; }
     std::string describe() const override;
     void reset() override;
+    bool caller_work_pending() const override { return stage_ == Stage::DenseByCaller && !caller_ran_; }
+    void run_caller_work() override;
 
     // After done(): the algorithm that served it, and what it moved.
     Algorithm algorithm() const { return algorithm_; }
     const OpCounters &counters() const { return counters_; }
 
   protected:
-    enum class Stage { Idle, Agree, Dense, Gather, Stream, Barrier, Done };
+    enum class Stage { Idle, Agree, Dense, DenseByCaller, Gather, Stream, Barrier, Done };
 
-    // Issues the dense path's MPI requests into mpi_ (and does its local work).
+    // Issues the dense path's MPI requests into mpi_ (and does its local work), or asks for
+    // dense_by_caller().
     virtual void start_dense() = 0;
+    // The dense path as a blocking MPI call, run by the waiting caller's thread (run_caller_work).
+    virtual void dense_by_caller() {}
     // The agreed plan's algorithm, before it runs (every rank learns the same).
     virtual void planned(Algorithm) {}
     // After the dense path's requests completed.
@@ -94,6 +99,8 @@ class SparseOperation : public Operation {
     void agree(const SparseCall &call);
     // Goes to the dense path directly (decided from arguments alone: no agreement).
     void go_dense();
+    // From start_dense(): the dense path is dense_by_caller(), run by the caller's thread.
+    void defer_dense_to_caller() { enter(Stage::DenseByCaller); }
     // Ends the operation: statistics, scratch back to the communicator.
     void finish();
 
@@ -126,6 +133,8 @@ class SparseOperation : public Operation {
     StreamSpec spec_;
     std::optional<StreamingOperation> stream_;
     std::vector<InboundMessage> held_;  // messages that came before this rank's stream started
+    bool caller_ran_ = false;           // DenseByCaller: the caller's blocking call returned
+    std::optional<OpError> caller_error_;
 };
 
 }  // namespace mpix::sparse::detail

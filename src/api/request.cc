@@ -42,17 +42,22 @@ MPI_Comm comm_of(const MPIX_Sparse_request *request) {
     return (*request)->comm;
 }
 
+BufferKinds checked_arguments(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm) {
+    Library::get().check_comm(comm);
+    check_reduction_arguments(sendbuf, recvbuf, count, datatype, op);
+    return BufferKinds{memory_kind_of(sendbuf, datatype), memory_kind_of(recvbuf, datatype)};
+}
+
 std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *recvbuf, MPI_Count count,
                                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                                    const Config *settings) {
+                                                    const Config *settings, BufferKinds kinds, bool blocking) {
     Library &library = Library::get();
-    library.check_comm(comm);
-    check_reduction_arguments(sendbuf, recvbuf, count, datatype, op);
-    const BufferKinds kinds{memory_kind_of(sendbuf, datatype), memory_kind_of(recvbuf, datatype)};
     auto r = std::make_unique<MPIX_Sparse_request_s>();
     r->comm = comm;
     r->state = &library.state_for(comm);
-    r->op = make_block_allreduce(*r->state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op, kinds);
+    r->op = make_block_allreduce(*r->state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op, kinds,
+                                 false, blocking);
     library.enable_progress_thread(settings != nullptr ? settings->progress_thread
                                                        : r->state->config().progress_thread);
     return r;
@@ -110,7 +115,14 @@ bool retired(const MPIX_Sparse_request_s &r) {
 void wait_for(MPIX_Sparse_request *request) {
     MPIX_Sparse_request_s &r = **request;
     if (!r.active) return;
-    Library::get().wait_until([&] { return r.op->retired(); }, [&] { return r.op->describe(); });
+    Operation &op = *r.op;
+    const auto describe = [&] { return op.describe(); };
+    Library &library = Library::get();
+    library.wait_until([&] { return op.retired() || op.caller_work_pending(); }, describe);
+    if (!retired(r)) {
+        op.run_caller_work();  // outside the engine lock (see Operation::caller_work_pending)
+        library.wait_until([&] { return op.retired(); }, describe);
+    }
     complete(request);
 }
 
@@ -119,7 +131,13 @@ int iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
     return api_call(comm, [&] {
         if (request == nullptr) fail(ErrorId::NullRequest);
         *request = MPIX_SPARSE_REQUEST_NULL;
-        auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
+        const BufferKinds kinds = checked_arguments(sendbuf, recvbuf, count, datatype, op, comm);
+        // Done at once: the request stays MPIX_SPARSE_REQUEST_NULL, which the wait completes.
+        if (blocking && !kinds.any_device() &&
+            blocking_dense_at_once(Library::get().state_for(comm), sendbuf, recvbuf, static_cast<std::uint64_t>(count),
+                                   datatype, op))
+            return;
+        auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, nullptr, kinds, blocking);
         // Published first: once started, the operation must outlive its place in line.
         MPIX_Sparse_request_s *published = publish(std::move(r));
         *request = published;
@@ -141,8 +159,10 @@ extern "C" int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Co
 
 extern "C" int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm) {
-    // A non-blocking call waited on: one code path, bitwise identical results. Argument errors are
-    // raised by the start (through comm's handler), the call's outcome by the wait.
+    // A non-blocking call waited on: one code path. Argument errors are raised by the start (through
+    // comm's handler), the call's outcome by the wait. Only its dense path differs: MPI's blocking
+    // MPI_Allreduce (faster than the non-blocking one), whose float sums MPI may order differently,
+    // made at once when nothing is in line (blocking_dense_at_once).
     MPIX_Sparse_request request = MPIX_SPARSE_REQUEST_NULL;
     const int rc = iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &request, true);
     if (rc != MPI_SUCCESS) return rc;
@@ -155,7 +175,8 @@ extern "C" int MPIX_Sparse_allreduce_init(const void *sendbuf, void *recvbuf, MP
         if (request == nullptr) fail(ErrorId::NullRequest);
         *request = MPIX_SPARSE_REQUEST_NULL;
         const Config settings = config_from_info(info);
-        auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, &settings);
+        const BufferKinds kinds = checked_arguments(sendbuf, recvbuf, count, datatype, op, comm);
+        auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, &settings, kinds, false);
         r->persistent = true;
         *request = publish(std::move(r));
     });

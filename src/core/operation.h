@@ -54,6 +54,13 @@ class Operation {
     // What it waits for (diagnostics).
     virtual std::string describe() const { return "operation " + std::to_string(seq_); }
 
+    // Work only the thread of the blocking call that waits for this operation may do, outside the
+    // engine lock (the dense path of MPIX_Sparse_allreduce: MPI's blocking MPI_Allreduce). Held under
+    // the lock, it would stall other threads' progress, which this call's peers may be waiting for.
+    // Pending from the moment a stage asks for it; the operation does not advance until it ran.
+    virtual bool caller_work_pending() const { return false; }
+    virtual void run_caller_work() {}
+
     // Retired: done and out of its communicator's line; its owner may destroy it now.
     bool retired() const { return retired_; }
     void set_retired(bool r) { retired_ = r; }

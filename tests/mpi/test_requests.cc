@@ -128,6 +128,44 @@ TEST(Requests, MatchesMpiAllreduceWithoutEverBlocking) {
     EXPECT_EQ(out, want);
 }
 
+TEST(Requests, BlockingDenseCallIsMpiAllreduceAfterTheRequestsBeforeIt) {
+    // A blocking call that goes dense is MPI's blocking MPI_Allreduce, made by the calling thread once
+    // the communicator's earlier calls are done: its float sums are MPI_Allreduce's bit for bit, and
+    // the non-blocking calls started before it still complete right. Dense by the plan (the first
+    // call), by the streak (the next one) and by the size (below mpix_sparse_dense_below). Open MPI
+    // 4.1's non-blocking MPI_Iallreduce sums 10000 and 40000 floats on 3 ranks in another order.
+    const int rank = world_rank(), size = world_size();
+    SparseComm comm(MPI_COMM_WORLD, {});
+    std::vector<std::vector<std::int64_t>> in, out, want;
+    std::vector<MPIX_Sparse_request> requests(4, MPIX_SPARSE_REQUEST_NULL);
+    const double densities[] = {0.01, 0.3, 1.0, 0.05};
+    for (int i = 0; i < 4; ++i) {
+        in.push_back(random_input(100000, densities[i], Pattern::Random, rank, size, 70u + i));
+        want.emplace_back(in.back().size());
+        MPI_Allreduce(in.back().data(), want.back().data(), 100000, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        out.emplace_back(in.back().size(), -1);
+    }
+    for (std::size_t i = 0; i < 4; ++i)
+        ASSERT_EQ(
+            MPIX_Sparse_iallreduce(in[i].data(), out[i].data(), 100000, MPI_INT64_T, MPI_SUM, comm.get(), &requests[i]),
+            MPI_SUCCESS);
+    std::mt19937 rng(5u + static_cast<unsigned>(rank));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (const int count : {40000, 40000, 300000, 10000}) {
+        std::vector<float> x(static_cast<std::size_t>(count)), mpi(x.size()), ours(x.size(), -1.0f);
+        for (float &v : x)
+            v = value(rng);
+        MPI_Allreduce(x.data(), mpi.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        ASSERT_EQ(MPIX_Sparse_allreduce(x.data(), ours.data(), count, MPI_FLOAT, MPI_SUM, comm.get()), MPI_SUCCESS);
+        EXPECT_EQ(std::memcmp(ours.data(), mpi.data(), x.size() * sizeof(float)), 0) << count << " floats";
+        MPIX_Sparse_stats stats{};
+        ASSERT_EQ(MPIX_Sparse_stats_get(comm.get(), &stats), MPI_SUCCESS);
+        EXPECT_EQ(stats.last_algorithm, MPIX_SPARSE_ALGORITHM_DENSE);
+    }
+    ASSERT_EQ(MPIX_Sparse_waitall(4, requests.data()), MPI_SUCCESS);
+    EXPECT_EQ(out, want);
+}
+
 TEST(Requests, PersistentRestartsWithChangingDataAndDensity) {
     const int rank = world_rank(), size = world_size();
     SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_dense_below", "0"}});
