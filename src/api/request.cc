@@ -165,7 +165,7 @@ extern "C" int MPIX_Sparse_allreduce(const void *sendbuf, void *recvbuf, MPI_Cou
     // made at once when nothing is in line (blocking_dense_at_once).
     MPIX_Sparse_request request = MPIX_SPARSE_REQUEST_NULL;
     const int rc = iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &request, true);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS || request == MPIX_SPARSE_REQUEST_NULL) return rc;  // null: done at once
     return MPIX_Sparse_wait(&request);
 }
 
