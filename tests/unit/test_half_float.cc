@@ -105,6 +105,45 @@ TEST(HalfFloat, WindowsAccumulateInFloatAndRoundOnce) {
     EXPECT_EQ(bfloat16_to_float(sum[1]), 258.0f);
 }
 
+TEST(HalfFloat, Float16KernelsGiveTheConversionsBitsOnEveryValue) {
+    // The float16 sum kernels (F16C where the CPU has it) against the portable conversions: every
+    // half widened alone and added to another, then narrowed; a length that leaves a tail after the
+    // 8-wide steps; and narrowing alone over a spread of floats (subnormals, ties, NaNs, overflow).
+    const ReduceKernels &k = kernels_for(ElementType::F16, ReduceOp::Sum);
+    const std::size_t n = 65536 + 5;
+    std::vector<std::uint16_t> a(n), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        a[i] = static_cast<std::uint16_t>(i);
+        b[i] = static_cast<std::uint16_t>(i * 40503u + 7u);
+    }
+    for (const bool second : {false, true}) {
+        std::vector<float> acc(n, -1.0f);
+        std::uint32_t counts[1] = {0};
+        std::uint64_t touched[1] = {0};
+        k.accumulate(reinterpret_cast<std::byte *>(acc.data()), counts, touched, nullptr, 0,
+                     reinterpret_cast<const std::byte *>(a.data()), 1, n, n);
+        if (second)
+            k.accumulate(reinterpret_cast<std::byte *>(acc.data()), counts, touched, nullptr, 0,
+                         reinterpret_cast<const std::byte *>(b.data()), 1, n, n);
+        std::vector<std::uint16_t> out(n);
+        k.narrow(reinterpret_cast<std::byte *>(out.data()), reinterpret_cast<const std::byte *>(acc.data()), n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const float wide = second ? half_to_float(a[i]) + half_to_float(b[i]) : half_to_float(a[i]);
+            ASSERT_EQ(out[i], float_to_half(wide)) << "halves " << a[i] << " and " << b[i] << (second ? " added" : "");
+        }
+    }
+    std::vector<float> floats;
+    for (std::uint64_t x = 0; x < (1ull << 32); x += 4093)
+        floats.push_back(bits_float(static_cast<std::uint32_t>(x)));
+    for (float f : {65519.99f, 65520.0f, 1e-10f, -0.0f, 2049.0f, 2051.0f, std::numeric_limits<float>::infinity()})
+        floats.push_back(f);
+    std::vector<std::uint16_t> narrowed(floats.size());
+    k.narrow(reinterpret_cast<std::byte *>(narrowed.data()), reinterpret_cast<const std::byte *>(floats.data()),
+             floats.size());
+    for (std::size_t i = 0; i < floats.size(); ++i)
+        ASSERT_EQ(narrowed[i], float_to_half(floats[i])) << "float bits " << float_bits(floats[i]);
+}
+
 TEST(HalfFloat, PartialSlotsAddPositiveZero) {
     // One of two ranks contributed -0.0: MPI_Allreduce computes -0.0 + +0.0 = +0.0.
     const auto sum = reduce_window(ElementType::F16, {{0x8000u, float_to_half(-3)}}, 2, 2);
