@@ -9,6 +9,7 @@
 #include "core/half_float.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -245,6 +246,18 @@ constexpr std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)> 
 // kernels' bit for bit. Chosen at run time (float16_kernels), never assumed at build time.
 #define MPIX_SPARSE_F16C_KERNELS 1
 
+// CPUID leaf 1: F16C and AVX, and the OS saving YMM state (OSXSAVE, then XCR0 bits 1-2). Read
+// directly: clang's __builtin_cpu_supports does not know "f16c".
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    const unsigned needed = (1u << 27) | (1u << 28) | (1u << 29);  // OSXSAVE, AVX, F16C
+    if ((ecx & needed) != needed) return false;
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    return (xcr0_lo & 6u) == 6u;
+}
+
 __attribute__((target("avx,f16c"))) void add_block_f16c(float *out, const std::uint16_t *in, std::size_t elems,
                                                         bool first) {
     std::size_t e = 0;
@@ -316,7 +329,7 @@ const ReduceKernels &float16_kernels(ReduceOp op) {
         k.narrow = &narrow_f16c;
         return k;
     }();
-    static const bool f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    static const bool f16c = cpu_has_f16c();
     if (f16c && op == ReduceOp::Sum) return hardware;
 #endif
     return portable;
