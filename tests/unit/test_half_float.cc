@@ -128,6 +128,12 @@ TEST(HalfFloat, Float16KernelsGiveTheConversionsBitsOnEveryValue) {
         std::vector<std::uint16_t> out(n);
         k.narrow(reinterpret_cast<std::byte *>(out.data()), reinterpret_cast<const std::byte *>(acc.data()), n);
         for (std::size_t i = 0; i < n; ++i) {
+            if (second && is_nan16(a[i], 5) && is_nan16(b[i], 5)) {
+                // Which NaN's payload an addition of two NaNs keeps depends on the operand order the
+                // compiler picked (addition commutes): only NaN-ness is defined.
+                ASSERT_TRUE(is_nan16(out[i], 5)) << "halves " << a[i] << " and " << b[i];
+                continue;
+            }
             const float wide = second ? half_to_float(a[i]) + half_to_float(b[i]) : half_to_float(a[i]);
             ASSERT_EQ(out[i], float_to_half(wide)) << "halves " << a[i] << " and " << b[i] << (second ? " added" : "");
         }
