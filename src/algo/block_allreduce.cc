@@ -27,6 +27,15 @@ bool dense_by_arguments(const CommState &state, std::uint64_t count, MPI_Datatyp
            config.algorithm == AlgorithmChoice::Dense || count * element_size(*type) < config.dense_below_bytes;
 }
 
+// Calls that go to the dense path without looking at the data: dense by their arguments, or by a
+// dense streak (core/dense_streak.h; one call of it used up). Every rank decides alike. A hierarchy
+// keeps no streak at the top: its calls reduce level by level.
+bool dense_without_scan(CommState &state, std::uint64_t count, MPI_Datatype datatype, MPI_Op op) {
+    return dense_by_arguments(state, count, datatype, op) ||
+           (state.hierarchy() == nullptr && state.config().algorithm == AlgorithmChoice::Auto &&
+            state.dense_streak().take(count, datatype, op));
+}
+
 // Device buffers go through the same stages: their non-zero blocks are found on the device and
 // only those are staged to host (after the plan, and only when it is not dense); a device output
 // gets the union written back at the end. The dense path stages whole buffers (the MPI need not be
@@ -155,10 +164,7 @@ void BlockAllreduce::activate() {
     const Config &config = s.config();
     // The streak is consulted (and used up) alike on every rank, whatever happened here: the ranks
     // must take the same path. A local failure then still joins the dense collective and fails after.
-    const bool static_dense = dense_by_arguments(s, count_, datatype_, op_);
-    const bool streak =
-        !static_dense && config.algorithm == AlgorithmChoice::Auto && s.dense_streak().take(count_, datatype_, op_);
-    if (static_dense || streak) {
+    if (dense_without_scan(s, count_, datatype_, op_)) {
         go_dense();
         if (local_failure_) fail(local_error());
         return;
@@ -218,14 +224,11 @@ bool blocking_dense_at_once(CommState &state, const void *sendbuf, void *recvbuf
                             MPI_Datatype datatype, MPI_Op op) {
     {
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-        const Config &config = state.config();
-        if (!state.idle() || state.broken() || state.profile() != nullptr || config.timeout_s > 0) return false;
-        // The streak is consulted only when the call would consult it in line (BlockAllreduce::activate),
-        // and used up only when the call is made here: every rank's streak stays the same.
-        if (!dense_by_arguments(state, count, datatype, op) &&
-            (state.hierarchy() != nullptr || config.algorithm != AlgorithmChoice::Auto ||
-             !state.dense_streak().take(count, datatype, op)))
-            return false;
+        if (!state.idle() || state.broken() || state.profile() != nullptr || state.config().timeout_s > 0) return false;
+        // The same decision the call would make in line (BlockAllreduce::activate), made here only when
+        // nothing is in line: a streak call is used up once, here or there, so every rank's streak
+        // stays the same. (take() changes nothing when it says no.)
+        if (!dense_without_scan(state, count, datatype, op)) return false;
         state.skip_line();
         CommStats &stats = state.stats();
         ++stats.dense_fallbacks;

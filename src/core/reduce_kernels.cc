@@ -243,7 +243,8 @@ constexpr std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Count_)> 
 // float16 with F16C: the same conversions in hardware, 8 values an instruction. vcvtph2ps widens
 // exactly; vcvtps2ph with rounding control 0 rounds to nearest, ties to even, as float_to_half does,
 // and NaNs come out with the same bits (quieted, top payload kept), so results equal the portable
-// kernels' bit for bit. Chosen at run time (float16_kernels), never assumed at build time.
+// kernels' bit for bit (except which payload an addition of two NaNs keeps: the compiler's operand
+// order, in either kernel). Chosen at run time (float16_kernels), never assumed at build time.
 #define MPIX_SPARSE_F16C_KERNELS 1
 
 // CPUID leaf 1: F16C and AVX, and the OS saving YMM state (OSXSAVE, then XCR0 bits 1-2). Read
@@ -321,10 +322,10 @@ const std::array<std::array<ReduceKernels, static_cast<std::size_t>(ReduceOp::Co
 
 // float16 sums: the F16C kernels where the CPU has them (nearly every x86-64 since 2012).
 const ReduceKernels &float16_kernels(ReduceOp op) {
-    const ReduceKernels &portable = kKernels[static_cast<std::size_t>(ElementType::F16)][static_cast<std::size_t>(op)];
+    const auto &portable = kKernels[static_cast<std::size_t>(ElementType::F16)];
 #ifdef MPIX_SPARSE_F16C_KERNELS
-    static const ReduceKernels hardware = [&portable] {
-        ReduceKernels k = portable;
+    static const ReduceKernels hardware = [] {
+        ReduceKernels k = kKernels[static_cast<std::size_t>(ElementType::F16)][static_cast<std::size_t>(ReduceOp::Sum)];
         k.accumulate = &accumulate_f16c;
         k.narrow = &narrow_f16c;
         return k;
@@ -332,7 +333,7 @@ const ReduceKernels &float16_kernels(ReduceOp op) {
     static const bool f16c = cpu_has_f16c();
     if (f16c && op == ReduceOp::Sum) return hardware;
 #endif
-    return portable;
+    return portable[static_cast<std::size_t>(op)];
 }
 
 }  // namespace
