@@ -7,6 +7,12 @@
 #include "core/memory_ops.h"
 
 namespace mpix::sparse::detail {
+namespace {
+
+// Blocks at least this long are scattered with streaming stores (shorter ones cost more per call).
+constexpr std::size_t kStreamingBlockBytes = 256;
+
+}  // namespace
 
 void DenseResultSink::write(const MessageView &view) {
     if (write_zeros_) {
@@ -25,9 +31,20 @@ void DenseResultSink::write(const MessageView &view) {
         return;
     }
     if (view.n == 0) return;
+    // Into an output too large to stay cached, whole blocks go with streaming stores: its lines are
+    // then written without being read first (the operation fences before its closing barrier).
+    const bool streaming = layout_.total_bytes() >= kStreamingFillBytes;
     if (view.dense) {
         std::byte *dst = out_ + layout_.offset_of(view.first);
-        if (dst != view.data) std::memcpy(dst, view.data, layout_.run_bytes(view.first, view.n));
+        if (dst != view.data) copy_bytes(dst, view.data, layout_.run_bytes(view.first, view.n), streaming);
+        return;
+    }
+    const std::size_t block_bytes = layout_.block_bytes();
+    if (streaming && block_bytes >= kStreamingBlockBytes) {
+        for (std::size_t i = 0; i < view.n; ++i) {
+            const std::uint64_t k = view.first + view.index[i];
+            copy_bytes(out_ + layout_.offset_of(k), view.data + i * block_bytes, layout_.bytes_of(k), true);
+        }
         return;
     }
     scatter_blocks(out_, view.data, view.index, view.n, view.first, layout_.block_bytes(),
