@@ -40,6 +40,9 @@ void AggregatorRole::restart() {
     streams_.resize(static_cast<std::size_t>(spec_.workers()));
     for (Stream &s : streams_)
         s.next_begin = lo_;
+    remote_workers_.clear();
+    for (int w = 0; w < spec_.workers(); ++w)
+        if (w != spec_.my_worker) remote_workers_.push_back(spec_.worker_peer[static_cast<std::size_t>(w)]);
     // A colocated aggregator with a dense output reduces straight into it (no staging copy).
     in_place_ = own_sink_ != nullptr && own_sink_->in_place(lo_, 0) != nullptr;
     // Pieces kept per worker are bounded by its credits (window); results in flight likewise.
@@ -300,8 +303,7 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::size_t bytes = presence ? bitmap_at + presence_bytes(span) : run_bytes;
     const std::byte *payload = run;  // straight from the output buffer, which outlives the sends
     if (!from_output) {
-        message->buffer = res_.buffers.acquire(bytes);
-        std::byte *dst = message->buffer.data();
+        std::byte *dst = result_buffer(*message, bytes);
         std::memcpy(dst, run, run_bytes);
         if (gaps) {
             std::memset(dst + run_bytes, 0, bitmap_at - run_bytes);
@@ -331,13 +333,13 @@ void AggregatorRole::append_packed(std::uint64_t block, const std::byte *data) {
         // Block numbers are 32-bit offsets from the message's begin: skip long empty stretches first.
         if (block - cover_start_ > kMaxPackedSpan) send_coverage(block);
         pending_ = res_.outbound.get();
-        pending_->buffer = res_.buffers.acquire(max_packed_bytes(per_message, spec_.layout.block_bytes()));
+        pending_data_ = result_buffer(*pending_, max_packed_bytes(per_message, spec_.layout.block_bytes()));
         pending_n_ = 0;
         pending_bytes_ = 0;
         res_.result_index.resize(static_cast<std::size_t>(per_message));
     }
     const std::size_t bytes = spec_.layout.bytes_of(block);
-    std::memcpy(pending_->buffer.data() + pending_bytes_, data, bytes);
+    std::memcpy(pending_data_ + pending_bytes_, data, bytes);
     res_.result_index[pending_n_++] = static_cast<std::uint32_t>(block - cover_start_);
     pending_bytes_ += bytes;
 }
@@ -358,7 +360,7 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
         std::size_t take = std::min<std::size_t>(to - from, static_cast<std::size_t>(per_message - pending_n_));
         while (take > 0 && base + res_.union_[from + take - 1] - cover_start_ > kMaxPackedSpan)
             --take;
-        std::byte *data = pending_->buffer.data() + pending_bytes_;
+        std::byte *data = pending_data_ + pending_bytes_;
         std::uint32_t *index = res_.result_index.data() + pending_n_;
         const auto shift = static_cast<std::uint32_t>(base - cover_start_);
         if (elem == 4) {
@@ -381,11 +383,12 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
 // Sends the packed result being filled, covering [cover_start_, end).
 void AggregatorRole::flush_pending(std::uint64_t end) {
     if (!pending_) return;
-    std::byte *dst = pending_->buffer.data();
+    std::byte *dst = pending_data_;
     const std::size_t index_at = word_aligned(pending_bytes_);
     std::memset(dst + pending_bytes_, 0, index_at - pending_bytes_);
     std::memcpy(dst + index_at, res_.result_index.data(), pending_n_ * sizeof(std::uint32_t));
     const std::size_t bytes = index_at + pending_n_ * sizeof(std::uint32_t);
+    transport_.trim_shared(dst, bytes);
     pending_->header = result_header(cover_start_, end);
     pending_->header.nblocks = pending_n_;
     finish_result(std::move(pending_), dst, bytes, end);
@@ -413,13 +416,19 @@ void AggregatorRole::finish_result(std::unique_ptr<OutboundMessage> message, con
 
 void AggregatorRole::send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
                                      std::size_t bytes) {
-    for (int w = 0; w < spec_.workers(); ++w) {
-        if (w == spec_.my_worker) continue;
-        transport_.send(spec_.worker_peer[static_cast<std::size_t>(w)], message->header, payload, bytes, message->sent);
-        counters_.bytes_sent += sizeof(WireHeader) + bytes;
-        ++counters_.messages_sent;
-    }
+    transport_.send_to(remote_workers_.data(), remote_workers_.size(), message->header, payload, bytes, message->sent);
+    counters_.bytes_sent += (sizeof(WireHeader) + bytes) * remote_workers_.size();
+    counters_.messages_sent += remote_workers_.size();
     in_flight_.push_back(std::move(message));
+}
+
+// Memory for a result payload: shared with the workers when the transport can (they read it in
+// place), else a pooled buffer the message owns.
+std::byte *AggregatorRole::result_buffer(OutboundMessage &message, std::size_t bytes) {
+    if (std::byte *shared = transport_.shared_buffer(remote_workers_.data(), remote_workers_.size(), bytes))
+        return shared;
+    message.buffer = res_.buffers.acquire(bytes);
+    return message.buffer.data();
 }
 
 void AggregatorRole::send_coverage(std::uint64_t end) {

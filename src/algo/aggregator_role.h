@@ -64,6 +64,7 @@ class AggregatorRole {
     void append_packed(std::uint64_t block, const std::byte *data);
     void append_packed_elements(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to);
     void flush_pending(std::uint64_t end);
+    std::byte *result_buffer(OutboundMessage &message, std::size_t bytes);
     void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
                        std::uint64_t cover_end);
     void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes);
@@ -91,7 +92,9 @@ class AggregatorRole {
     // The packed result being filled (union blocks of several windows, sent when full or at the
     // frontier): it covers [cover_start_, ...).
     std::unique_ptr<OutboundMessage> pending_;
+    std::byte *pending_data_ = nullptr;  // its payload: in its pooled buffer, or in shared memory
     std::size_t pending_n_ = 0, pending_bytes_ = 0;
+    std::vector<int> remote_workers_;  // group ranks of the workers other than this rank
     std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
     OpError error_;
 };

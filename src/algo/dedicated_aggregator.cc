@@ -51,7 +51,9 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     std::unique_ptr<Transport> links;
     MPI_Comm workers = MPI_COMM_NULL;
     try {
-        links = library.connect(parent);
+        // No shared segment: a dedicated aggregator's operations end without a barrier among all
+        // ranks, which is what tells a sender that its segment may be reused.
+        links = library.connect(parent, context, 0);
         rc = MPI_Comm_split(comm, is_aggregator ? 1 : 0, rank, &workers);
         if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_split");
     } catch (...) {

@@ -98,9 +98,18 @@ bool WorkerRole::send_contributions(Shard &shard) {
             if (payload != nullptr) {
                 bytes = layout.run_bytes(plan.first, plan.span());  // zero-copy from the user buffer
             } else {
-                message->buffer = res_.buffers.acquire(max_packed_bytes(plan.n, layout.block_bytes()));
-                bytes = source_.pack(plan, from, res_.plan_index.data(), message->buffer.data());
-                payload = message->buffer.data();
+                // Packed where the aggregator can read it in place when the transport shares memory
+                // with it, else into a pooled buffer.
+                const int peer = spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)];
+                const std::size_t most = max_packed_bytes(plan.n, layout.block_bytes());
+                std::byte *dst = transport_.shared_buffer(&peer, 1, most);
+                if (dst == nullptr) {
+                    message->buffer = res_.buffers.acquire(most);
+                    dst = message->buffer.data();
+                }
+                bytes = source_.pack(plan, from, res_.plan_index.data(), dst);
+                transport_.trim_shared(dst, bytes);
+                payload = dst;
             }
         }
         const bool inject = !injected_ && (spec_.fail_at == FailPoint::Contribution ||

@@ -74,7 +74,7 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
                                  ? group_.workers
                                  : choose_aggregators(node, aggregators, config.placement);
         context_ = Library::get().agree_context(internal_, this);
-        if (size_ > 1) links_ = Library::get().connect(internal_);
+        if (size_ > 1) links_ = Library::get().connect(internal_, context_, config.shared_memory_bytes);
         if (config.hierarchical != Hierarchy::Off && size_ > 1) build_hierarchy(node);
     } catch (...) {
         if (context_ != 0) Library::get().unregister_sink(context_);

@@ -26,6 +26,7 @@ constexpr SettingName kProfile{"mpix_sparse_profile", "MPIX_SPARSE_PROFILE"};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
+constexpr SettingName kSharedMemory{nullptr, "MPIX_SPARSE_SHARED_MEMORY_BYTES"};
 constexpr SettingName kDenseTable{nullptr, "MPIX_SPARSE_COST_DENSE_TABLE"};
 
 struct CostSetting {
@@ -185,6 +186,11 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
         auto n = parse_unsigned(*v, 1, 1024);
         set_or_fail(c.window, n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt, ErrorId::InfoTuning, kWindow,
                     *v);
+    }
+    if (auto v = lookup(kSharedMemory)) {
+        auto n = parse_unsigned(*v, 0, std::uint64_t{1} << 40);
+        set_or_fail(c.shared_memory_bytes, n ? std::optional<std::size_t>(*n) : std::nullopt, ErrorId::InfoTuning,
+                    kSharedMemory, *v);
     }
     if (auto v = lookup(kDenseTable))
         set_or_fail(c.cost.dense_table, parse_dense_table(*v), ErrorId::InfoTuning, kDenseTable, *v);

@@ -41,6 +41,9 @@ struct Config {
     // Tuning (environment only): payload bytes per streamed message and messages in flight per peer.
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;
+    // Largest shared segment per communicator and rank, through which payloads to ranks of the same
+    // machine travel by reference (transport/shared_segment.h); 0: off, everything goes through UCX.
+    std::size_t shared_memory_bytes = std::size_t{1} << 30;
     CostParams cost;
     FailPoint fail_at = FailPoint::None;
     ProgressThreadSetting progress_thread = ProgressThreadSetting::Auto;

@@ -236,15 +236,23 @@ bool remote_peers_for_testing() {
 
 }  // namespace
 
-std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
+std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context, std::size_t shared_bytes) {
     int size = 0, rank = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
-    // Each rank's identity (to tell later that it is gone), then its worker address.
-    std::vector<char> mine(sizeof(PeerIdentity));
+    // Each rank's identity (to tell later that it is gone), its shared segment (none: fd -1), then
+    // its worker address.
+    std::unique_ptr<SharedSegment> segment = size > 1 ? SharedSegment::create(shared_bytes) : nullptr;
+    SegmentRef my_segment;
+    my_segment.domain = shared_bytes > 0 && !remote_peers_for_testing() ? shared_memory_domain() : 0;
+    my_segment.fd = -1;
+    if (segment && my_segment.domain != 0) my_segment = segment->ref(nullptr, 0);
+    constexpr std::size_t kFixed = sizeof(PeerIdentity) + sizeof(SegmentRef);
+    std::vector<char> mine(kFixed);
     {
         const PeerIdentity self = local_identity();
         std::memcpy(mine.data(), &self, sizeof self);
+        std::memcpy(mine.data() + sizeof self, &my_segment, sizeof my_segment);
         std::lock_guard<std::recursive_mutex> engine(engine_lock());
         const std::vector<char> &address = ucx().address();
         mine.insert(mine.end(), address.begin(), address.end());
@@ -259,25 +267,44 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm) {
     std::vector<char> all(static_cast<std::size_t>(displs.back() + lengths.back()));
     check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, comm),
               "MPI_Allgatherv");
-    std::lock_guard<std::recursive_mutex> engine(engine_lock());
-    UcxWorker &worker = ucx();
     std::vector<ucp_ep_h> endpoints(static_cast<std::size_t>(size), nullptr);
     std::vector<PeerIdentity> peers(static_cast<std::size_t>(size));
-    const PeerIdentity self = local_identity();
-    for (int r = 0; r < size; ++r) {
-        const auto i = static_cast<std::size_t>(r);
-        if (lengths[i] < static_cast<int>(sizeof(PeerIdentity))) fail(ErrorId::MpiFailure, "short worker address");
-        std::memcpy(&peers[i], all.data() + displs[i], sizeof(PeerIdentity));
-        if (r == rank) continue;
-        // Peers on this machine are watched with kill(pid, 0); UCX reports the others' failures
-        // (tests force the UCX path with MPIX_SPARSE_TEST_REMOTE_PEERS=1).
-        if (remote_peers_for_testing()) peers[i].machine = 0;
-        const bool here = peers[i].machine != 0 && peers[i].machine == self.machine;
-        endpoints[i] = worker.endpoint(std::string(all.data() + displs[i] + sizeof(PeerIdentity),
-                                                   static_cast<std::size_t>(lengths[i]) - sizeof(PeerIdentity)),
-                                       !here);
+    std::vector<bool> sharing(static_cast<std::size_t>(size), false);
+    int segments_open = 1;  // this rank could open the segments of every peer of its machine
+    {
+        std::lock_guard<std::recursive_mutex> engine(engine_lock());
+        UcxWorker &worker = ucx();
+        const PeerIdentity self = local_identity();
+        for (int r = 0; r < size; ++r) {
+            const auto i = static_cast<std::size_t>(r);
+            if (lengths[i] < static_cast<int>(kFixed)) fail(ErrorId::MpiFailure, "short worker address");
+            std::memcpy(&peers[i], all.data() + displs[i], sizeof(PeerIdentity));
+            SegmentRef theirs;
+            std::memcpy(&theirs, all.data() + displs[i] + sizeof(PeerIdentity), sizeof theirs);
+            if (r == rank) continue;
+            // A peer of this machine reads this rank's segment; this rank opens the peer's now, so
+            // that a missing permission shows here rather than in a call.
+            sharing[i] = my_segment.domain != 0 && theirs.domain == my_segment.domain;
+            if (sharing[i] && theirs.fd >= 0 && worker.peer_segments().resolve(theirs, context) == nullptr)
+                segments_open = 0;
+            // Peers on this machine are watched with kill(pid, 0); UCX reports the others' failures
+            // (tests force the UCX path with MPIX_SPARSE_TEST_REMOTE_PEERS=1).
+            if (remote_peers_for_testing()) peers[i].machine = 0;
+            const bool here = peers[i].machine != 0 && peers[i].machine == self.machine;
+            endpoints[i] = worker.endpoint(
+                std::string(all.data() + displs[i] + kFixed, static_cast<std::size_t>(lengths[i]) - kFixed), !here);
+        }
     }
-    return std::make_unique<UcxLinks>(worker, std::move(endpoints), std::move(peers));
+    // Payloads go by reference on this communicator only where every rank could open its machine's
+    // segments (a ptrace restriction on one rank would otherwise fail its calls).
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &segments_open, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
+    if (!segments_open || my_segment.domain == 0) {
+        segment.reset();
+        ucx().peer_segments().forget(context);
+    }
+    return std::make_unique<UcxLinks>(ucx(), context, std::move(endpoints), std::move(peers), std::move(segment),
+                                      std::move(sharing));
 }
 
 void Library::run(CommState &state, std::unique_ptr<Operation> op) {

@@ -69,8 +69,9 @@ class Library {
     const HalfTypes &half_types() const { return *half_types_; }
 
     // Exchanges UCX worker addresses over `comm` (collective; call without the engine lock) and
-    // returns the links to its ranks.
-    std::unique_ptr<Transport> connect(MPI_Comm comm);
+    // returns the links to its ranks, for the communicator `context`. With shared_bytes > 0, payloads
+    // to ranks of this machine travel by reference through a shared segment of at most that size.
+    std::unique_ptr<Transport> connect(MPI_Comm comm, std::uint32_t context, std::size_t shared_bytes);
 
     // The progress engine (engine lock held): what has work registers itself and leaves when idle.
     void add_busy(Progressable *p);

@@ -48,6 +48,23 @@ class Transport {
     // Sends header + payload to `peer` (a rank of the group that the links were made for). The
     // payload must stay untouched until `done` drops back. Bytes are added to *bytes_sent.
     virtual void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) = 0;
+    // Sends one payload to several peers (a result to every worker). A transport that shares memory
+    // with them stores it once for all.
+    virtual void send_to(const int *peers, std::size_t n, const WireHeader &header, const void *payload,
+                         std::size_t bytes, Completion &done) {
+        for (std::size_t i = 0; i < n; ++i)
+            send(peers[i], header, payload, bytes, done);
+    }
+    // Memory for a payload to `peers` that they read where it is (sending from it copies nothing),
+    // valid until recycle_shared(); null when this transport shares none with them.
+    virtual std::byte *shared_buffer(const int * /*peers*/, std::size_t /*n*/, std::size_t /*bytes*/) {
+        return nullptr;
+    }
+    // The last shared_buffer() used only `used` bytes (any other pointer: nothing happens).
+    virtual void trim_shared(const std::byte * /*buffer*/, std::size_t /*used*/) {}
+    // Every peer has read all that this rank sent so far (an operation's closing barrier says so):
+    // shared memory may be reused.
+    virtual void recycle_shared() {}
     // Moves a rendezvous payload into dest (message.bytes long); `done` tracks it.
     virtual void fetch(InboundMessage &message, void *dest, Completion &done) = 0;
     // Gives back a message's resources (eager data, or an unwanted rendezvous payload).

@@ -25,6 +25,10 @@ enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 
 inline constexpr std::uint32_t kWireMagic = 0x4d505831;  // "MPX1"
 inline constexpr std::uint8_t kDenseRun = 1;
 inline constexpr std::uint8_t kPresence = 2;
+// Transport-level: the payload is a SegmentRef (transport/shared_segment.h) naming where the data is
+// in the sender's shared memory. The receiving transport resolves it and clears the flag, so the
+// algorithms never see it.
+inline constexpr std::uint8_t kByReference = 4;
 
 struct WireHeader {
     std::uint32_t magic = kWireMagic;

@@ -4,7 +4,9 @@
 // sent through the library's own links (this executable links the library's objects).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/comm_state.h"
@@ -128,6 +130,31 @@ TEST(ProtocolBounds, RepeatedGoodbyesCountOnce) {
         EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS);
         EXPECT_EQ(out[0], static_cast<float>(size - 1));
     }
+}
+
+// Ranks of one machine hand each other large payloads by reference (transport/shared_segment.h):
+// every rank can put a payload for every other one in its shared segment. Fails where the segment
+// silently could not be set up (memfd, mmap or /proc/<pid>/fd refused), which would leave every
+// payload on UCX's slower path.
+TEST(SharedMemory, RanksOfOneMachineShareSegments) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 2) GTEST_SKIP();
+    const char *bytes = std::getenv("MPIX_SPARSE_SHARED_MEMORY_BYTES");
+    if (bytes != nullptr && std::string(bytes) == "0") GTEST_SKIP() << "shared segments are off";
+    SparseComm comm(MPI_COMM_WORLD, {});
+    CommState *state = Library::get().find(comm.get());
+    ASSERT_NE(state, nullptr);
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        for (int peer = 0; peer < size; ++peer) {
+            if (peer == rank) continue;
+            EXPECT_NE(state->links().shared_buffer(&peer, 1, 64), nullptr) << "peer " << peer;
+        }
+    }
+    // What was taken is given back at the next call's barrier; the call itself is right.
+    std::vector<float> out(200000);
+    EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS);
+    EXPECT_EQ(out[0], static_cast<float>(size));
 }
 
 }  // namespace

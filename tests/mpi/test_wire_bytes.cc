@@ -1,4 +1,5 @@
-// Bytes that really cross the wire, counted by the kernel: run under UCX_TLS=tcp, the library's UCX
+// Bytes that really cross the wire, counted by the kernel: run under UCX_TLS=tcp (and without the
+// shared segment, which would carry the payloads instead), the library's UCX
 // traffic goes over loopback, where /proc/net/dev counts it (MPI's own traffic uses shared memory).
 // At 1% block density a rank must put under 5% of the buffer on the wire per call.
 #include <gtest/gtest.h>
@@ -34,8 +35,14 @@ long long loopback_tx_bytes() {
 }
 
 TEST(WireBytes, OnePercentDensityPutsUnderFivePercentOnTheWire) {
-    const char *tls = std::getenv("UCX_TLS");
-    if (tls == nullptr || std::string(tls) != "tcp") GTEST_SKIP() << "needs UCX_TLS=tcp";
+    // The library's UCX reads MPIX_SPARSE_UCX_TLS first (tests set that, so MPICH's own UCX keeps
+    // its shared memory), then UCX_TLS.
+    const char *tls = std::getenv("MPIX_SPARSE_UCX_TLS");
+    if (tls == nullptr) tls = std::getenv("UCX_TLS");
+    if (tls == nullptr || std::string(tls) != "tcp") GTEST_SKIP() << "needs MPIX_SPARSE_UCX_TLS=tcp";
+    const char *shared = std::getenv("MPIX_SPARSE_SHARED_MEMORY_BYTES");
+    if (shared == nullptr || std::string(shared) != "0")
+        GTEST_SKIP() << "needs MPIX_SPARSE_SHARED_MEMORY_BYTES=0 (payloads by reference never reach the wire)";
     const int rank = world_rank(), size = world_size();
     if (size < 2) GTEST_SKIP();
     const std::size_t count = std::size_t{1} << 22;  // 16 MiB of floats

@@ -21,7 +21,13 @@ namespace {
 
 constexpr unsigned kActiveMessageId = 0x5a;
 
-enum Storage : std::uint8_t { kNoPayload = 0, kUcxData = 1, kHeapCopy = 2, kRendezvous = 3 };
+// kShared: the data lies in a peer's shared segment (nothing to release).
+enum Storage : std::uint8_t { kNoPayload = 0, kUcxData = 1, kHeapCopy = 2, kRendezvous = 3, kShared = 4 };
+
+// Payloads at least this large are copied into the segment to travel by reference; smaller ones
+// go as UCX eager messages (a copy into its shared FIFO and one out). Payloads already in the
+// segment always go by reference.
+constexpr std::size_t kByReferenceBytes = 8192;
 
 void on_send_done(void *request, ucs_status_t status, void *user_data) {
     auto *done = static_cast<Completion *>(user_data);
@@ -178,7 +184,20 @@ ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::si
     std::memcpy(&message.header, header, sizeof(WireHeader));
     message.bytes = length;
     ucs_status_t keep = UCS_OK;
-    if (rendezvous) {
+    if (message.header.flags & kByReference) {
+        // Resolved here; one that cannot be (not a reference, a segment this process cannot open, a
+        // range outside it) arrives without its payload, which the receiver reports as malformed.
+        message.header.flags = static_cast<std::uint8_t>(message.header.flags & ~kByReference);
+        SegmentRef ref;
+        const std::byte *at = nullptr;
+        if (!rendezvous && length == sizeof ref) {
+            std::memcpy(&ref, data, sizeof ref);
+            at = self->peer_segments_.resolve(ref, message.header.context);
+        }
+        message.data = at;
+        message.bytes = at != nullptr ? static_cast<std::size_t>(ref.bytes) : 0;
+        message.storage = kShared;
+    } else if (rendezvous) {
         message.rendezvous = true;
         message.handle = data;
         message.storage = kRendezvous;
@@ -273,6 +292,55 @@ int UcxWorker::arm() {
     const ucs_status_t armed = ucp_worker_arm(worker_);
     if (armed == UCS_ERR_BUSY) return kBusy;
     return armed == UCS_OK ? event_fd_ : -1;
+}
+
+UcxLinks::Reference *UcxLinks::by_reference(const WireHeader &header, const void *payload, std::size_t bytes) {
+    const bool in_segment = segment_->contains(payload, bytes);
+    if (!in_segment && bytes < kByReferenceBytes) return nullptr;
+    // The message itself (header and reference) lives in the segment too: UCX reads both until the
+    // send completes.
+    auto *message = reinterpret_cast<Reference *>(segment_->allocate(sizeof(Reference)));
+    if (message == nullptr) return nullptr;
+    const void *data = payload;
+    if (!in_segment) {
+        std::byte *copy = segment_->allocate(bytes);
+        if (copy == nullptr) return nullptr;  // the message's few bytes stay used until recycled
+        std::memcpy(copy, payload, bytes);
+        data = copy;
+    }
+    message->header = header;
+    message->header.flags = static_cast<std::uint8_t>(header.flags | kByReference);
+    message->ref = segment_->ref(data, bytes);
+    return message;
+}
+
+void UcxLinks::send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) {
+    send_to(&peer, 1, header, payload, bytes, done);
+}
+
+void UcxLinks::send_to(const int *peers, std::size_t n, const WireHeader &header, const void *payload,
+                       std::size_t bytes, Completion &done) {
+    const Reference *reference = nullptr;
+    bool tried = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto p = static_cast<std::size_t>(peers[i]);
+        const bool shared = bytes > 0 && shares_with(peers[i]);
+        if (shared && !tried) {
+            reference = by_reference(header, payload, bytes);  // stored once for all of them
+            tried = true;
+        }
+        if (shared && reference != nullptr)
+            worker_.send(endpoints_[p], reference->header, &reference->ref, sizeof reference->ref, done);
+        else
+            worker_.send(endpoints_[p], header, payload, bytes, done);
+    }
+}
+
+std::byte *UcxLinks::shared_buffer(const int *peers, std::size_t n, std::size_t bytes) {
+    if (!segment_ || n == 0) return nullptr;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!shares_with(peers[i])) return nullptr;
+    return segment_->allocate(bytes);
 }
 
 void UcxLinks::wait() {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/shared_segment.h"
 #include "transport/transport.h"
 
 namespace mpix::sparse::detail {
@@ -46,6 +47,9 @@ class UcxWorker {
     const char *endpoint_failure(ucp_ep_h ep) const;
 
     void send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done);
+    // Peers' shared-memory segments: by-reference payloads are resolved on arrival, so what the
+    // router gets is an ordinary message whose data lies in the sender's segment.
+    PeerSegments &peer_segments() { return peer_segments_; }
     void fetch(InboundMessage &message, void *dest, Completion &done);
     void release(InboundMessage &message);
     bool progress();
@@ -68,15 +72,30 @@ class UcxWorker {
     int callback_depth_ = 0;                 // inside on_active_message (UCX owns eager data until it returns)
     std::vector<void *> deferred_releases_;  // eager data released from inside the callback
     std::map<ucp_ep_h, ucs_status_t> failed_endpoints_;
+    PeerSegments peer_segments_;
 };
 
 // The Transport of one communicator: group rank -> endpoint (and who is there, to tell it is gone).
+// With a shared segment, large payloads to peers of this machine (`sharing`) travel by reference.
 class UcxLinks final : public Transport {
   public:
-    UcxLinks(UcxWorker &worker, std::vector<ucp_ep_h> endpoints, std::vector<PeerIdentity> peers)
-        : worker_(worker), endpoints_(std::move(endpoints)), peers_(std::move(peers)), self_(local_identity()) {}
-    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) override {
-        worker_.send(endpoints_[static_cast<std::size_t>(peer)], header, payload, bytes, done);
+    UcxLinks(UcxWorker &worker, std::uint32_t context, std::vector<ucp_ep_h> endpoints, std::vector<PeerIdentity> peers,
+             std::unique_ptr<SharedSegment> segment, std::vector<bool> sharing)
+        : worker_(worker), context_(context), endpoints_(std::move(endpoints)), peers_(std::move(peers)),
+          self_(local_identity()), segment_(std::move(segment)), sharing_(std::move(sharing)) {}
+    ~UcxLinks() override { worker_.peer_segments().forget(context_); }
+    UcxLinks(const UcxLinks &) = delete;
+    UcxLinks &operator=(const UcxLinks &) = delete;
+
+    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) override;
+    void send_to(const int *peers, std::size_t n, const WireHeader &header, const void *payload, std::size_t bytes,
+                 Completion &done) override;
+    std::byte *shared_buffer(const int *peers, std::size_t n, std::size_t bytes) override;
+    void trim_shared(const std::byte *buffer, std::size_t used) override {
+        if (segment_) segment_->trim(buffer, used);
+    }
+    void recycle_shared() override {
+        if (segment_) segment_->recycle();
     }
     void fetch(InboundMessage &message, void *dest, Completion &done) override { worker_.fetch(message, dest, done); }
     void release(InboundMessage &message) override { worker_.release(message); }
@@ -87,10 +106,23 @@ class UcxLinks final : public Transport {
     std::string describe_peer(int peer) const override;
 
   private:
+    // A by-reference message: the header (with kByReference) and where the payload is.
+    struct Reference {
+        WireHeader header;
+        SegmentRef ref;
+    };
+    bool shares_with(int peer) const { return segment_ && sharing_[static_cast<std::size_t>(peer)]; }
+    // The message carrying [payload, payload + bytes) by reference, in the segment, the payload
+    // copied there first when it is elsewhere; null when it does not fit (then it goes through UCX).
+    Reference *by_reference(const WireHeader &header, const void *payload, std::size_t bytes);
+
     UcxWorker &worker_;
+    std::uint32_t context_;
     std::vector<ucp_ep_h> endpoints_;
     std::vector<PeerIdentity> peers_;
     PeerIdentity self_;
+    std::unique_ptr<SharedSegment> segment_;  // null: nothing is sent by reference
+    std::vector<bool> sharing_;               // by group rank: a peer that maps this rank's segment
 };
 
 }  // namespace mpix::sparse::detail

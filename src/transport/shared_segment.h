@@ -1,0 +1,97 @@
+// Payloads by reference between ranks of one machine. A sender writes a payload into its segment
+// (or packs it there in the first place) and sends only where it is; the receiver reads it in place.
+// Through UCX's shared-memory transports every large payload is copied once more by the kernel
+// (a CMA rendezvous pins the sender's pages and copies them into the receiver's buffer), and a
+// result sent to three workers is copied three times.
+//
+// A segment is a memfd that grows inside one fixed address reservation, so memory handed out never
+// moves. Peers open it through /proc/<pid>/fd/<fd> (the ptrace permission CMA needs too) and map it
+// read-only the same way. Segment memory is reused only after every peer has read it: the
+// operation's closing barrier says so (Transport::recycle_shared).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mpix::sparse::detail {
+
+// The payload of a by-reference message (WireHeader flag kByReference).
+struct SegmentRef {
+    std::uint64_t domain = 0;  // shared_memory_domain() of the sender
+    std::int64_t pid = 0;
+    std::int64_t fd = 0;
+    std::uint64_t inode = 0;     // tells the segment from a later one that reuses the fd number
+    std::uint64_t reserved = 0;  // the segment's largest size
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;
+};
+
+// Processes that can share segments have the same value: one kernel boot, one pid namespace (pids
+// name the same processes) and one network namespace (a namespace is a separate node to MPI, and
+// to the emulated cluster). 0 when unknown (never shared).
+std::uint64_t shared_memory_domain();
+
+class SharedSegment {
+  public:
+    // A segment of at most max_bytes, or null where memfd or mmap are not available.
+    static std::unique_ptr<SharedSegment> create(std::size_t max_bytes);
+    ~SharedSegment();
+    SharedSegment(const SharedSegment &) = delete;
+    SharedSegment &operator=(const SharedSegment &) = delete;
+
+    // `bytes` of segment memory, 64-byte aligned, or null when the segment is full.
+    std::byte *allocate(std::size_t bytes);
+    // Gives back what the most recent allocation, at p, did not use (nothing for an older one).
+    void trim(const std::byte *p, std::size_t used);
+    bool contains(const void *p, std::size_t bytes) const;
+    // Where [p, p + bytes) of this segment is, for a peer (p null: the segment itself).
+    SegmentRef ref(const void *p, std::size_t bytes) const;
+    // Everything handed out may be overwritten: no peer reads it any more.
+    void recycle() { used_ = 0; }
+
+  private:
+    SharedSegment() = default;
+
+    int fd_ = -1;
+    std::byte *base_ = nullptr;
+    std::size_t reserved_ = 0;  // address space held for it
+    std::size_t mapped_ = 0;    // the memfd's size, all of it mapped at base_
+    std::size_t used_ = 0;
+    std::size_t last_ = 0;  // offset of the most recent allocation
+    std::uint64_t inode_ = 0;
+    std::uint64_t domain_ = 0;
+};
+
+// The segments of peers, mapped read-only; each is kept for the communicator (context) that uses
+// it and unmapped with it.
+class PeerSegments {
+  public:
+    PeerSegments() = default;
+    ~PeerSegments();
+    PeerSegments(const PeerSegments &) = delete;
+    PeerSegments &operator=(const PeerSegments &) = delete;
+
+    // Where ref's bytes are in this process, or null when its segment cannot be opened here or the
+    // range lies outside it (never trusted: checked against the segment's real size).
+    const std::byte *resolve(const SegmentRef &ref, std::uint32_t context);
+    // Unmaps the segments used by `context` (its communicator is freed).
+    void forget(std::uint32_t context);
+
+  private:
+    struct Mapping {
+        std::int64_t pid = 0, fd = 0;
+        std::uint64_t inode = 0;
+        std::uint32_t context = 0;
+        int local_fd = -1;
+        std::byte *base = nullptr;
+        std::size_t reserved = 0, mapped = 0;
+    };
+    Mapping *open(const SegmentRef &ref, std::uint32_t context);
+    static void unmap(Mapping &m);
+
+    std::vector<Mapping> maps_;
+};
+
+}  // namespace mpix::sparse::detail
