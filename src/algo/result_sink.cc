@@ -15,25 +15,24 @@ constexpr std::size_t kStreamingBlockBytes = 256;
 }  // namespace
 
 void DenseResultSink::write(const MessageView &view) {
+    // Into an output too large to stay cached, zeros and whole blocks go with streaming stores: its
+    // lines are then written without being read first (the operation fences before its barrier).
+    const bool streaming = layout_.total_bytes() >= kStreamingFillBytes;
     if (write_zeros_) {
         const std::size_t end = std::min(layout_.offset_of(view.cover_end), layout_.total_bytes());
         if (view.dense) {
             const std::size_t at = layout_.offset_of(view.first);
             const std::size_t bytes = layout_.run_bytes(view.first, view.n);
             zero(view.cover_begin, view.first);
-            copy_bytes(out_ + at, view.data, bytes, bytes >= kStreamingFillBytes);
+            copy_bytes(out_ + at, view.data, bytes, streaming);
             zero(view.first + view.n, view.cover_end);
         } else {
             write_covered(out_, layout_.offset_of(view.cover_begin), end, view.data, view.index,
-                          static_cast<std::size_t>(view.n), layout_.block_bytes(),
-                          layout_.total_bytes() >= kStreamingFillBytes);
+                          static_cast<std::size_t>(view.n), layout_.block_bytes(), streaming);
         }
         return;
     }
     if (view.n == 0) return;
-    // Into an output too large to stay cached, whole blocks go with streaming stores: its lines are
-    // then written without being read first (the operation fences before its closing barrier).
-    const bool streaming = layout_.total_bytes() >= kStreamingFillBytes;
     if (view.dense) {
         std::byte *dst = out_ + layout_.offset_of(view.first);
         if (dst != view.data) copy_bytes(dst, view.data, layout_.run_bytes(view.first, view.n), streaming);
@@ -54,7 +53,7 @@ void DenseResultSink::write(const MessageView &view) {
 void DenseResultSink::zero(std::uint64_t first, std::uint64_t end) {
     if (end <= first) return;
     const std::size_t bytes = layout_.run_bytes(first, end - first);
-    fill_zero(out_ + layout_.offset_of(first), bytes, bytes >= kStreamingFillBytes);
+    fill_zero(out_ + layout_.offset_of(first), bytes, layout_.total_bytes() >= kStreamingFillBytes && bytes >= 4096);
 }
 
 void CollectingResultSink::write(const MessageView &view) {

@@ -179,7 +179,7 @@ void write_covered(std::byte *dst, std::size_t begin, std::size_t end, const std
         const std::size_t offset = begin + std::size_t{index[i]} * block_bytes;
         write_zero_stretch(dst + at, offset - at, streaming);
         const std::size_t bytes = std::min(block_bytes, end - offset);
-        std::memcpy(dst + offset, src + i * block_bytes, bytes);
+        copy_bytes(dst + offset, src + i * block_bytes, bytes, streaming && bytes >= 256);
         at = offset + bytes;
     }
     write_zero_stretch(dst + at, end - at, streaming);
