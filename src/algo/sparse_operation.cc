@@ -310,7 +310,7 @@ bool SparseOperation::step() {
     case Stage::Barrier:
         if (!mpi_.test()) return false;
         // Every rank has ended its stream: no peer reads this rank's shared memory any more.
-        state_.links().recycle_shared();
+        if (state_.size() > 1) state_.links().recycle_shared();
         scratch().resources.reap();
         if (!error_) finish_sparse();
         finish();

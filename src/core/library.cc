@@ -271,9 +271,20 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     std::vector<PeerIdentity> peers(static_cast<std::size_t>(size));
     std::vector<bool> sharing(static_cast<std::size_t>(size), false);
     int segments_open = 1;  // this rank could open the segments of every peer of its machine
+    // The peers' segments are opened for `context` here; should this fail half way, they go again.
+    struct Opened {
+        std::uint32_t context;
+        bool keep = false;
+        ~Opened() {
+            if (keep) return;
+            std::lock_guard<std::recursive_mutex> engine(engine_lock());
+            get().ucx().peer_segments().forget(context);
+        }
+    } opened{context};
     {
         std::lock_guard<std::recursive_mutex> engine(engine_lock());
         UcxWorker &worker = ucx();
+        worker.peer_segments().open_context(context);
         const PeerIdentity self = local_identity();
         for (int r = 0; r < size; ++r) {
             const auto i = static_cast<std::size_t>(r);
@@ -299,12 +310,12 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     // segments (a ptrace restriction on one rank would otherwise fail its calls).
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &segments_open, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
     std::lock_guard<std::recursive_mutex> engine(engine_lock());
-    if (!segments_open || my_segment.domain == 0) {
-        segment.reset();
-        ucx().peer_segments().forget(context);
-    }
-    return std::make_unique<UcxLinks>(ucx(), context, std::move(endpoints), std::move(peers), std::move(segment),
-                                      std::move(sharing));
+    if (!segments_open || my_segment.domain == 0) segment.reset();
+    // From here the links own the context's peer segments (they forget them when destroyed).
+    auto links = std::make_unique<UcxLinks>(ucx(), context, std::move(endpoints), std::move(peers), std::move(segment),
+                                            std::move(sharing));
+    opened.keep = true;
+    return links;
 }
 
 void Library::run(CommState &state, std::unique_ptr<Operation> op) {

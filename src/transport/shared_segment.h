@@ -4,10 +4,12 @@
 // (a CMA rendezvous pins the sender's pages and copies them into the receiver's buffer), and a
 // result sent to three workers is copied three times.
 //
-// A segment is a memfd that grows inside one fixed address reservation, so memory handed out never
-// moves. Peers open it through /proc/<pid>/fd/<fd> (the ptrace permission CMA needs too) and map it
-// read-only the same way. Segment memory is reused only after every peer has read it: the
-// operation's closing barrier says so (Transport::recycle_shared).
+// A segment is a memfd sized to its largest size up front (sparse: pages cost memory only once
+// written) and mapped whole, so memory handed out never moves. Peers open it through
+// /proc/<pid>/fd/<fd> (the ptrace permission CMA needs too), map it read-only whole and close the
+// descriptor. Segment memory is reused only after every peer has read it: the operation's closing
+// barrier says so (Transport::recycle_shared). UCX never reads it (a by-reference message itself
+// lives outside it), so unmapping it never races a send.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +24,7 @@ struct SegmentRef {
     std::uint64_t domain = 0;  // shared_memory_domain() of the sender
     std::int64_t pid = 0;
     std::int64_t fd = 0;
-    std::uint64_t inode = 0;     // tells the segment from a later one that reuses the fd number
-    std::uint64_t reserved = 0;  // the segment's largest size
+    std::uint64_t inode = 0;  // tells the segment from a later one that reuses the fd number
     std::uint64_t offset = 0;
     std::uint64_t bytes = 0;
 };
@@ -56,8 +57,7 @@ class SharedSegment {
 
     int fd_ = -1;
     std::byte *base_ = nullptr;
-    std::size_t reserved_ = 0;  // address space held for it
-    std::size_t mapped_ = 0;    // the memfd's size, all of it mapped at base_
+    std::size_t size_ = 0;
     std::size_t used_ = 0;
     std::size_t last_ = 0;  // offset of the most recent allocation
     std::uint64_t inode_ = 0;
@@ -65,7 +65,7 @@ class SharedSegment {
 };
 
 // The segments of peers, mapped read-only; each is kept for the communicator (context) that uses
-// it and unmapped with it.
+// it, and only while that communicator is open here.
 class PeerSegments {
   public:
     PeerSegments() = default;
@@ -73,10 +73,13 @@ class PeerSegments {
     PeerSegments(const PeerSegments &) = delete;
     PeerSegments &operator=(const PeerSegments &) = delete;
 
-    // Where ref's bytes are in this process, or null when its segment cannot be opened here or the
-    // range lies outside it (never trusted: checked against the segment's real size).
+    // References for `context` are resolved from now on (its communicator's links exist).
+    void open_context(std::uint32_t context);
+    // Where ref's bytes are in this process, or null when its context is not open, its segment
+    // cannot be opened here or the range lies outside it (never trusted: checked against the
+    // segment's real size).
     const std::byte *resolve(const SegmentRef &ref, std::uint32_t context);
-    // Unmaps the segments used by `context` (its communicator is freed).
+    // Unmaps the segments used by `context` and resolves no more for it (its communicator is freed).
     void forget(std::uint32_t context);
 
   private:
@@ -84,13 +87,12 @@ class PeerSegments {
         std::int64_t pid = 0, fd = 0;
         std::uint64_t inode = 0;
         std::uint32_t context = 0;
-        int local_fd = -1;
-        std::byte *base = nullptr;
-        std::size_t reserved = 0, mapped = 0;
+        const std::byte *base = nullptr;
+        std::size_t size = 0;
     };
-    Mapping *open(const SegmentRef &ref, std::uint32_t context);
-    static void unmap(Mapping &m);
+    const Mapping *open(const SegmentRef &ref, std::uint32_t context);
 
+    std::vector<std::uint32_t> contexts_;
     std::vector<Mapping> maps_;
 };
 

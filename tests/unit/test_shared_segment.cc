@@ -19,10 +19,11 @@ std::unique_ptr<SharedSegment> make_segment(std::size_t bytes) {
     return s;
 }
 
-TEST(SharedSegment, APeerReadsWhatTheOwnerWroteAlsoAfterTheSegmentGrew) {
+TEST(SharedSegment, APeerReadsWhatTheOwnerWrote) {
     auto segment = make_segment(std::size_t{64} << 20);
     ASSERT_TRUE(segment);
     PeerSegments peer;
+    peer.open_context(7);
     // Opened while still empty, as connect() does.
     ASSERT_NE(peer.resolve(segment->ref(nullptr, 0), 7), nullptr);
 
@@ -37,7 +38,7 @@ TEST(SharedSegment, APeerReadsWhatTheOwnerWroteAlsoAfterTheSegmentGrew) {
         pieces.push_back(p);
         total += bytes;
     }
-    // The first piece did not move when the segment grew twice.
+    // The first piece is intact after the later ones.
     for (std::size_t i = 0; i < 1000; ++i)
         ASSERT_EQ(pieces[0][i], static_cast<std::byte>((i * 7 + 1000) & 0xff));
     std::size_t k = 0;
@@ -82,11 +83,12 @@ TEST(SharedSegment, MalformedReferencesResolveToNothing) {
     std::byte *p = segment->allocate(4096);
     ASSERT_NE(p, nullptr);
     PeerSegments peer;
+    peer.open_context(1);
     const SegmentRef good = segment->ref(p, 4096);
     ASSERT_NE(peer.resolve(good, 1), nullptr);
 
     SegmentRef r = good;
-    r.bytes = std::uint64_t{8} << 20;  // past the file's end
+    r.bytes = std::uint64_t{8} << 20;  // past the segment's end
     EXPECT_EQ(peer.resolve(r, 1), nullptr);
     r = good;
     r.offset = ~std::uint64_t{0} - 10;  // offset + bytes wraps
@@ -104,6 +106,7 @@ TEST(SharedSegment, MalformedReferencesResolveToNothing) {
     r = good;
     r.pid = 0;
     EXPECT_EQ(peer.resolve(r, 1), nullptr);
+    EXPECT_EQ(peer.resolve(good, 2), nullptr);  // a context that is not open here
 }
 
 TEST(SharedSegment, ForgettingAContextUnmapsOnlyItsSegments) {
@@ -113,13 +116,17 @@ TEST(SharedSegment, ForgettingAContextUnmapsOnlyItsSegments) {
     std::memset(a, 1, 256);
     std::memset(b, 2, 256);
     PeerSegments peer;
+    peer.open_context(1);
+    peer.open_context(2);
     ASSERT_NE(peer.resolve(first->ref(a, 256), 1), nullptr);
     ASSERT_NE(peer.resolve(second->ref(b, 256), 2), nullptr);
     peer.forget(1);
     const std::byte *still = peer.resolve(second->ref(b, 256), 2);
     ASSERT_NE(still, nullptr);
     EXPECT_EQ(still[255], std::byte{2});
-    // Forgotten, it is opened again on next use.
+    // A late reference for the freed communicator maps nothing again.
+    EXPECT_EQ(peer.resolve(first->ref(a, 256), 1), nullptr);
+    peer.open_context(1);
     const std::byte *again = peer.resolve(first->ref(a, 256), 1);
     ASSERT_NE(again, nullptr);
     EXPECT_EQ(again[0], std::byte{1});

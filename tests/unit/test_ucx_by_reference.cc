@@ -23,6 +23,7 @@ class TwoWorkers : public ::testing::Test {
     void SetUp() override {
         sender_ = std::make_unique<UcxWorker>([](InboundMessage &&) {});
         receiver_ = std::make_unique<UcxWorker>([this](InboundMessage &&m) { got_.messages.push_back(m); });
+        receiver_->peer_segments().open_context(42);  // as connect() does for its communicator
         const std::vector<char> &a = receiver_->address();
         ep_ = sender_->endpoint(std::string(a.begin(), a.end()), false);
     }
@@ -97,9 +98,10 @@ TEST_F(TwoWorkers, SmallPayloadsAndPeersWithoutSharingGoThroughUcx) {
     EXPECT_NE(links.shared_buffer(&sharing, 1, 64), nullptr);
     // Eager sizes (a rendezvous would wait for a fetch this test does not make).
     std::vector<std::byte> payload(4000, std::byte{7});
+    const WireHeader h = header();  // UCX reads it until the send completes
     Completion sent;
-    links.send(not_sharing, header(), payload.data(), payload.size(), sent);
-    links.send(sharing, header(), payload.data(), payload.size(), sent);  // below the by-reference size
+    links.send(not_sharing, h, payload.data(), payload.size(), sent);
+    links.send(sharing, h, payload.data(), payload.size(), sent);  // below the by-reference size
     deliver(2, sent);
     for (const InboundMessage &m : got_.messages) {
         ASSERT_EQ(m.bytes, payload.size());

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -37,6 +38,12 @@ void on_send_done(void *request, ucs_status_t status, void *user_data) {
     }
     --done->pending;
     ucp_request_free(request);
+}
+
+void on_reference_sent(void *request, ucs_status_t status, void *user_data) {
+    auto *m = static_cast<ReferenceMessage *>(user_data);
+    --m->pending;
+    on_send_done(request, status, m->outer);  // frees the request
 }
 
 void on_recv_done(void *request, ucs_status_t status, std::size_t, void *user_data) {
@@ -248,6 +255,17 @@ void UcxWorker::send(ucp_ep_h ep, const WireHeader &header, const void *payload,
     track(ucp_am_send_nbx(ep, kActiveMessageId, &header, sizeof(WireHeader), payload, bytes, &param), done);
 }
 
+void UcxWorker::send_reference(ucp_ep_h ep, ReferenceMessage &m) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &on_reference_sent;
+    param.user_data = &m;
+    const ucs_status_ptr_t request =
+        ucp_am_send_nbx(ep, kActiveMessageId, &m.header, sizeof(WireHeader), &m.ref, sizeof m.ref, &param);
+    track(request, *m.outer);
+    if (request != nullptr && !UCS_PTR_IS_ERR(request)) ++m.pending;
+}
+
 void UcxWorker::fetch(InboundMessage &message, void *dest, Completion &done) {
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -294,24 +312,36 @@ int UcxWorker::arm() {
     return armed == UCS_OK ? event_fd_ : -1;
 }
 
-UcxLinks::Reference *UcxLinks::by_reference(const WireHeader &header, const void *payload, std::size_t bytes) {
+UcxLinks::~UcxLinks() {
+    worker_.peer_segments().forget(context_);
+    // A message UCX still sends from is left behind rather than freed under it (as the operations'
+    // drain lists do with theirs).
+    for (auto &m : references_)
+        if (m->pending > 0) (void)m.release();
+}
+
+ReferenceMessage *UcxLinks::by_reference(const WireHeader &header, const void *payload, std::size_t bytes,
+                                         Completion &done) {
     const bool in_segment = segment_->contains(payload, bytes);
     if (!in_segment && bytes < kByReferenceBytes) return nullptr;
-    // The message itself (header and reference) lives in the segment too: UCX reads both until the
-    // send completes.
-    auto *message = reinterpret_cast<Reference *>(segment_->allocate(sizeof(Reference)));
-    if (message == nullptr) return nullptr;
     const void *data = payload;
     if (!in_segment) {
         std::byte *copy = segment_->allocate(bytes);
-        if (copy == nullptr) return nullptr;  // the message's few bytes stay used until recycled
+        if (copy == nullptr) return nullptr;
         std::memcpy(copy, payload, bytes);
         data = copy;
     }
-    message->header = header;
-    message->header.flags = static_cast<std::uint8_t>(header.flags | kByReference);
-    message->ref = segment_->ref(data, bytes);
-    return message;
+    auto free = std::find_if(references_.begin(), references_.end(), [](const auto &m) { return m->pending == 0; });
+    if (free == references_.end()) {
+        references_.push_back(std::make_unique<ReferenceMessage>());
+        free = references_.end() - 1;
+    }
+    ReferenceMessage &m = **free;
+    m.header = header;
+    m.header.flags = static_cast<std::uint8_t>(header.flags | kByReference);
+    m.ref = segment_->ref(data, bytes);
+    m.outer = &done;
+    return &m;
 }
 
 void UcxLinks::send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) {
@@ -320,17 +350,17 @@ void UcxLinks::send(int peer, const WireHeader &header, const void *payload, std
 
 void UcxLinks::send_to(const int *peers, std::size_t n, const WireHeader &header, const void *payload,
                        std::size_t bytes, Completion &done) {
-    const Reference *reference = nullptr;
+    ReferenceMessage *reference = nullptr;
     bool tried = false;
     for (std::size_t i = 0; i < n; ++i) {
         const auto p = static_cast<std::size_t>(peers[i]);
         const bool shared = bytes > 0 && shares_with(peers[i]);
         if (shared && !tried) {
-            reference = by_reference(header, payload, bytes);  // stored once for all of them
+            reference = by_reference(header, payload, bytes, done);  // stored once for all of them
             tried = true;
         }
         if (shared && reference != nullptr)
-            worker_.send(endpoints_[p], reference->header, &reference->ref, sizeof reference->ref, done);
+            worker_.send_reference(endpoints_[p], *reference);
         else
             worker_.send(endpoints_[p], header, payload, bytes, done);
     }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,15 @@ struct PeerIdentity {
     std::int64_t pid = 0;
 };
 PeerIdentity local_identity();
+
+// A by-reference message (header with kByReference, and where the payload is) as UCX sends it: it
+// must stay untouched until every send of it completed, so it lives here, never in the segment.
+struct ReferenceMessage {
+    WireHeader header;
+    SegmentRef ref;
+    Completion *outer = nullptr;  // the caller's completion, which every send of it joins
+    int pending = 0;              // its sends UCX has not completed
+};
 
 class UcxWorker {
   public:
@@ -47,6 +57,8 @@ class UcxWorker {
     const char *endpoint_failure(ucp_ep_h ep) const;
 
     void send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done);
+    // Sends m (header and reference) to ep; m.outer and m.pending track it.
+    void send_reference(ucp_ep_h ep, ReferenceMessage &m);
     // Peers' shared-memory segments: by-reference payloads are resolved on arrival, so what the
     // router gets is an ordinary message whose data lies in the sender's segment.
     PeerSegments &peer_segments() { return peer_segments_; }
@@ -83,7 +95,7 @@ class UcxLinks final : public Transport {
              std::unique_ptr<SharedSegment> segment, std::vector<bool> sharing)
         : worker_(worker), context_(context), endpoints_(std::move(endpoints)), peers_(std::move(peers)),
           self_(local_identity()), segment_(std::move(segment)), sharing_(std::move(sharing)) {}
-    ~UcxLinks() override { worker_.peer_segments().forget(context_); }
+    ~UcxLinks() override;
     UcxLinks(const UcxLinks &) = delete;
     UcxLinks &operator=(const UcxLinks &) = delete;
 
@@ -106,15 +118,10 @@ class UcxLinks final : public Transport {
     std::string describe_peer(int peer) const override;
 
   private:
-    // A by-reference message: the header (with kByReference) and where the payload is.
-    struct Reference {
-        WireHeader header;
-        SegmentRef ref;
-    };
     bool shares_with(int peer) const { return segment_ && sharing_[static_cast<std::size_t>(peer)]; }
-    // The message carrying [payload, payload + bytes) by reference, in the segment, the payload
-    // copied there first when it is elsewhere; null when it does not fit (then it goes through UCX).
-    Reference *by_reference(const WireHeader &header, const void *payload, std::size_t bytes);
+    // The message carrying [payload, payload + bytes) by reference, the payload copied into the
+    // segment first when it is elsewhere; null when it does not fit there (then it goes through UCX).
+    ReferenceMessage *by_reference(const WireHeader &header, const void *payload, std::size_t bytes, Completion &done);
 
     UcxWorker &worker_;
     std::uint32_t context_;
@@ -123,6 +130,8 @@ class UcxLinks final : public Transport {
     PeerIdentity self_;
     std::unique_ptr<SharedSegment> segment_;  // null: nothing is sent by reference
     std::vector<bool> sharing_;               // by group rank: a peer that maps this rank's segment
+    // By-reference messages, reused once UCX completed every send of one.
+    std::vector<std::unique_ptr<ReferenceMessage>> references_;
 };
 
 }  // namespace mpix::sparse::detail
