@@ -24,9 +24,12 @@ struct CostParams {
     // Aggregator streaming: fixed cost (µs: agreement, message round trips, completion barrier), ns per
     // byte the busiest rank sends or receives, and ns per byte of blocks that travel packed (gathered
     // at the sender, placed at the receiver) instead of as dense runs.
+    // Refitted for beta and copy after payloads between ranks of one node began to travel by
+    // reference (packed blocks are packed straight into shared memory and read in place: 0.38 ->
+    // 0.127 ns per packed byte; docs/performance.md, "The planner on one node after shared segments").
     double sparse_alpha_us = 80.0;
-    double sparse_beta_ns = 0.27;
-    double sparse_copy_ns = 0.38;
+    double sparse_beta_ns = 0.249;
+    double sparse_copy_ns = 0.127;
     // ns of per-block work (accumulate, list, place) per block the busiest rank handles: invisible for
     // 256-element blocks, dominant for the element variant's one-element blocks.
     double sparse_block_ns = 3.0;
