@@ -422,13 +422,8 @@ void AggregatorRole::send_to_workers(std::unique_ptr<OutboundMessage> message, c
     in_flight_.push_back(std::move(message));
 }
 
-// Memory for a result payload: shared with the workers when the transport can (they read it in
-// place), else a pooled buffer the message owns.
 std::byte *AggregatorRole::result_buffer(OutboundMessage &message, std::size_t bytes) {
-    if (std::byte *shared = transport_.shared_buffer(remote_workers_.data(), remote_workers_.size(), bytes))
-        return shared;
-    message.buffer = res_.buffers.acquire(bytes);
-    return message.buffer.data();
+    return res_.payload_buffer(transport_, message, remote_workers_.data(), remote_workers_.size(), bytes);
 }
 
 void AggregatorRole::send_coverage(std::uint64_t end) {

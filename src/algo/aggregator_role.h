@@ -64,6 +64,7 @@ class AggregatorRole {
     void append_packed(std::uint64_t block, const std::byte *data);
     void append_packed_elements(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to);
     void flush_pending(std::uint64_t end);
+    // A result payload's memory, shared with every remote worker when possible.
     std::byte *result_buffer(OutboundMessage &message, std::size_t bytes);
     void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
                        std::uint64_t cover_end);

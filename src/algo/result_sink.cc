@@ -7,13 +7,6 @@
 #include "core/memory_ops.h"
 
 namespace mpix::sparse::detail {
-namespace {
-
-// Blocks at least this long are scattered with streaming stores (shorter ones cost more per call).
-constexpr std::size_t kStreamingBlockBytes = 256;
-
-}  // namespace
-
 void DenseResultSink::write(const MessageView &view) {
     // Into an output too large to stay cached, zeros and whole blocks go with streaming stores: its
     // lines are then written without being read first (the operation fences before its barrier).
@@ -38,22 +31,15 @@ void DenseResultSink::write(const MessageView &view) {
         if (dst != view.data) copy_bytes(dst, view.data, layout_.run_bytes(view.first, view.n), streaming);
         return;
     }
-    const std::size_t block_bytes = layout_.block_bytes();
-    if (streaming && block_bytes >= kStreamingBlockBytes) {
-        for (std::size_t i = 0; i < view.n; ++i) {
-            const std::uint64_t k = view.first + view.index[i];
-            copy_bytes(out_ + layout_.offset_of(k), view.data + i * block_bytes, layout_.bytes_of(k), true);
-        }
-        return;
-    }
     scatter_blocks(out_, view.data, view.index, view.n, view.first, layout_.block_bytes(),
-                   layout_.bytes_of(view.first + view.index[view.n - 1]));
+                   layout_.bytes_of(view.first + view.index[view.n - 1]), streaming);
 }
 
 void DenseResultSink::zero(std::uint64_t first, std::uint64_t end) {
     if (end <= first) return;
     const std::size_t bytes = layout_.run_bytes(first, end - first);
-    fill_zero(out_ + layout_.offset_of(first), bytes, layout_.total_bytes() >= kStreamingFillBytes && bytes >= 4096);
+    fill_zero(out_ + layout_.offset_of(first), bytes,
+              layout_.total_bytes() >= kStreamingFillBytes && bytes >= kStreamingStretchBytes);
 }
 
 void CollectingResultSink::write(const MessageView &view) {

@@ -90,6 +90,15 @@ struct StreamResources {
     std::vector<GatheredRecord> records;      // the allgather algorithm's records
     PhaseProfile *profile = nullptr;          // the running operation's communicator's, when profiling
 
+    // Memory for the payload of `m` to `peers`: shared with them when the transport can (they read it
+    // in place; it stays valid until the operation's closing barrier), else a pooled buffer m owns.
+    std::byte *payload_buffer(Transport &transport, OutboundMessage &m, const int *peers, std::size_t n,
+                              std::size_t bytes) {
+        if (std::byte *shared = transport.shared_buffer(peers, n, bytes)) return shared;
+        m.buffer = buffers.acquire(bytes);
+        return m.buffer.data();
+    }
+
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }
 

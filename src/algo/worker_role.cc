@@ -98,15 +98,10 @@ bool WorkerRole::send_contributions(Shard &shard) {
             if (payload != nullptr) {
                 bytes = layout.run_bytes(plan.first, plan.span());  // zero-copy from the user buffer
             } else {
-                // Packed where the aggregator can read it in place when the transport shares memory
-                // with it, else into a pooled buffer.
+                // Packed where the aggregator reads it in place when the transport shares memory.
                 const int peer = spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)];
-                const std::size_t most = max_packed_bytes(plan.n, layout.block_bytes());
-                std::byte *dst = transport_.shared_buffer(&peer, 1, most);
-                if (dst == nullptr) {
-                    message->buffer = res_.buffers.acquire(most);
-                    dst = message->buffer.data();
-                }
+                std::byte *dst =
+                    res_.payload_buffer(transport_, *message, &peer, 1, max_packed_bytes(plan.n, layout.block_bytes()));
                 bytes = source_.pack(plan, from, res_.plan_index.data(), dst);
                 transport_.trim_shared(dst, bytes);
                 payload = dst;

@@ -103,20 +103,23 @@ void scatter_elements(std::byte *dst, const std::byte *src, const std::uint32_t 
 }  // namespace
 
 void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
-                    std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes) {
+                    std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes, bool streaming) {
     if (n == 0) return;
     if (block_bytes == 4 && last_bytes == 4) return scatter_elements<4>(dst, src, index, n, first_block);
     if (block_bytes == 8 && last_bytes == 8) return scatter_elements<8>(dst, src, index, n, first_block);
+    if (streaming && block_bytes >= kStreamingBlockBytes) {
+        // Whole blocks go to memory without each output line being read first.
+        for (std::size_t i = 0; i < n; ++i)
+            copy_bytes(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes,
+                       i + 1 < n ? block_bytes : last_bytes, true);
+        return;
+    }
     for (std::size_t i = 0; i + 1 < n; ++i)
         copy_block(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes, block_bytes);
     copy_block(dst + (first_block + index[n - 1]) * block_bytes, src + (n - 1) * block_bytes, last_bytes);
 }
 
 namespace {
-
-// Stretches at least this long go to memory with streaming stores; shorter ones are cheaper as
-// ordinary stores, which also keep partial lines at the stretch's ends coherent without a fence.
-constexpr std::size_t kStreamingStretchBytes = 4096;
 
 void write_zero_stretch(std::byte *dst, std::size_t n, bool streaming) {
     fill_zero(dst, n, streaming && n >= kStreamingStretchBytes);
@@ -179,7 +182,7 @@ void write_covered(std::byte *dst, std::size_t begin, std::size_t end, const std
         const std::size_t offset = begin + std::size_t{index[i]} * block_bytes;
         write_zero_stretch(dst + at, offset - at, streaming);
         const std::size_t bytes = std::min(block_bytes, end - offset);
-        copy_bytes(dst + offset, src + i * block_bytes, bytes, streaming && bytes >= 256);
+        copy_bytes(dst + offset, src + i * block_bytes, bytes, streaming && bytes >= kStreamingBlockBytes);
         at = offset + bytes;
     }
     write_zero_stretch(dst + at, end - at, streaming);

@@ -10,6 +10,11 @@ namespace mpix::sparse::detail {
 // Buffers at least this large are zero-filled with streaming stores: their lines would only evict
 // useful data (the caller reads the result later, long after it left the cache anyway).
 inline constexpr std::size_t kStreamingFillBytes = std::size_t{4} << 20;
+// Within such a buffer, zero stretches at least this long and blocks at least this long go with
+// streaming stores; shorter ones cost more per call than they save (and ordinary stores keep the
+// partial lines at their ends coherent without a fence).
+inline constexpr std::size_t kStreamingStretchBytes = 4096;
+inline constexpr std::size_t kStreamingBlockBytes = 256;
 
 // Writes n zero bytes at dst. With streaming = true, uses non-temporal stores where the CPU has them;
 // call store_fence() before another process may read the memory.
@@ -20,9 +25,10 @@ void store_fence();
 // `src` into the packed buffer `dst`, each `block_bytes` long except `last_bytes` for the final one.
 void gather_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
                    std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes);
-// The inverse of gather_blocks.
+// The inverse of gather_blocks. With `streaming`, blocks of at least kStreamingBlockBytes go with
+// streaming stores (see fill_zero).
 void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
-                    std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes);
+                    std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes, bool streaming = false);
 
 // Writes the bytes [begin, end) of the dense vector `dst` completely, in one pass: the n blocks of
 // the packed `src` at byte offsets begin + index[i] * block_bytes (ascending, each cut at `end`), and

@@ -80,5 +80,23 @@ TEST(MemoryOps, CopyBytesStreamingMatchesMemcpy) {
         }
 }
 
+// Streaming stores write exactly what ordinary ones do: listed blocks (a short final one cut to its
+// length), nothing between or after them.
+TEST(MemoryOps, StreamingScatterMatchesOrdinaryScatter) {
+    for (std::size_t block : {std::size_t{4}, std::size_t{100}, std::size_t{256}, std::size_t{1024}}) {
+        const std::uint32_t index[] = {0, 3, 4, 9};
+        const std::size_t last = block > 8 ? block / 2 + 1 : block;
+        std::vector<std::byte> src(4 * block);
+        for (std::size_t i = 0; i < src.size(); ++i)
+            src[i] = static_cast<std::byte>(i * 13 + 1);
+        std::vector<std::byte> plain(12 * block, std::byte{0x5c}), streamed(plain);
+        scatter_blocks(plain.data(), src.data(), index, 4, 1, block, last, false);
+        scatter_blocks(streamed.data(), src.data(), index, 4, 1, block, last, true);
+        store_fence();
+        EXPECT_EQ(plain, streamed) << "block " << block;
+        EXPECT_EQ(streamed[(1 + 9) * block + last], std::byte{0x5c}) << "wrote past the cut final block";
+    }
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail
