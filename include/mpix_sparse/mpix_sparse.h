@@ -136,6 +136,10 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *                                                                 aggregator per node first)
  *   mpix_sparse_hierarchical      (MPIX_SPARSE_HIERARCHICAL)      auto | on | off; auto (reduce inside
  *                                                                 each node before crossing nodes)
+ *   mpix_sparse_node_multicast    (MPIX_SPARSE_NODE_MULTICAST)    on | off; on (an aggregator sends its
+ *                                                                 results once to each other node, where
+ *                                                                 a worker forwards them to the others
+ *                                                                 through shared memory)
  *   mpix_sparse_dense_below       (MPIX_SPARSE_DENSE_BELOW)       bytes below which the dense path is
  *                                                                 always taken; 131072
  *   mpix_sparse_timeout           (MPIX_SPARSE_TIMEOUT)           seconds an operation may wait without

@@ -40,9 +40,14 @@ void AggregatorRole::restart() {
     streams_.resize(static_cast<std::size_t>(spec_.workers()));
     for (Stream &s : streams_)
         s.next_begin = lo_;
+    // Results go to the workers the fanout names (one per other node with node multicast), else to
+    // every worker but this rank.
     remote_workers_.clear();
-    for (int w = 0; w < spec_.workers(); ++w)
-        if (w != spec_.my_worker) remote_workers_.push_back(spec_.worker_peer[static_cast<std::size_t>(w)]);
+    if (spec_.fanout != nullptr)
+        remote_workers_ = spec_.fanout->direct;
+    else
+        for (int w = 0; w < spec_.workers(); ++w)
+            if (w != spec_.my_worker) remote_workers_.push_back(spec_.worker_peer[static_cast<std::size_t>(w)]);
     // A colocated aggregator with a dense output reduces straight into it (no staging copy).
     in_place_ = own_sink_ != nullptr && own_sink_->in_place(lo_, 0) != nullptr;
     // Pieces kept per worker are bounded by its credits (window); results in flight likewise.

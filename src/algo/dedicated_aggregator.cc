@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/library.h"
 #include "core/placement.h"
+#include "core/result_fanout.h"
 
 namespace mpix::sparse::detail {
 MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
@@ -36,10 +37,13 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     group.size = size;
     group.rank = rank;
     group.dedicated = true;
-    group.aggregators = choose_aggregators(node_of_ranks(parent), aggregators, config.placement);
+    const std::vector<int> node = node_of_ranks(parent);
+    group.aggregators = choose_aggregators(node, aggregators, config.placement);
     for (int r = 0; r < size; ++r)
         if (std::find(group.aggregators.begin(), group.aggregators.end(), r) == group.aggregators.end())
             group.workers.push_back(r);
+    group.fanout =
+        plan_result_fanout(group.workers, group.aggregators, fanout_nodes(node, config.node_multicast), rank);
     const bool is_aggregator = group.my_aggregator() >= 0;
 
     // The aggregator's service exists before the context is agreed: workers may stream to it as soon
@@ -51,9 +55,11 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     std::unique_ptr<Transport> links;
     MPI_Comm workers = MPI_COMM_NULL;
     try {
-        // No shared segment: a dedicated aggregator's operations end without a barrier among all
-        // ranks, which is what tells a sender that its segment may be reused.
-        links = library.connect(parent, context, 0);
+        // Aggregators get no shared segment: their operations end without a barrier among all ranks,
+        // which is what tells a sender that its segment may be reused. Workers do (they end each
+        // operation with a barrier among the workers, the only ranks that read a worker's segment):
+        // results forwarded within a node go through it.
+        links = library.connect(parent, context, is_aggregator ? 0 : config.shared_memory_bytes);
         rc = MPI_Comm_split(comm, is_aggregator ? 1 : 0, rank, &workers);
         if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_split");
     } catch (...) {
@@ -190,6 +196,7 @@ bool DedicatedAggregator::start_next() {
     spec_.shard_bounds[static_cast<std::size_t>(me)] = h.shard_lo;
     spec_.shard_bounds[static_cast<std::size_t>(me) + 1] = h.shard_hi;
     spec_.my_aggregator = me;
+    spec_.fanout = &group_.fanout;
     spec_.message_bytes = config_.message_bytes;
     spec_.window = config_.window;
     spec_.fail_at = config_.fail_at;

@@ -215,6 +215,7 @@ void SparseOperation::start_stream() {
     spec_.shard_bounds = plan_.shard_bounds;
     spec_.my_worker = group.my_worker();
     spec_.my_aggregator = group.my_aggregator();
+    spec_.fanout = &group.fanout;
     spec_.message_bytes = state_.config().message_bytes;
     spec_.window = state_.config().window;
     spec_.fail_at = state_.config().fail_at;

@@ -26,7 +26,8 @@ struct OutboundMessage {
 // A message that arrived; its payload is here (eager) or being fetched (rendezvous).
 struct InboundPiece {
     InboundMessage message;
-    BufferPool::Buffer buffer;  // where a rendezvous payload (or a realigned eager one) lives
+    BufferPool::Buffer buffer;     // where a rendezvous payload (or a realigned eager one) lives
+    std::byte *landing = nullptr;  // or: where it was fetched to in shared memory (results to forward)
     Completion fetch;
     bool ready = false;
     MessageView view{};

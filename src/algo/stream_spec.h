@@ -9,6 +9,7 @@
 #include "core/block_layout.h"
 #include "core/config.h"
 #include "core/element_type.h"
+#include "core/result_fanout.h"
 
 namespace mpix::sparse::detail {
 
@@ -26,6 +27,9 @@ struct StreamSpec {
     std::vector<std::uint64_t> shard_bounds;
     int my_worker = -1;      // this rank's worker index, or -1
     int my_aggregator = -1;  // this rank's aggregator index, or -1
+    // Who this rank sends results to and forwards them to (the communicator's, outliving the
+    // stream); null: every worker gets every result straight from its aggregator.
+    const ResultFanout *fanout = nullptr;
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;
     FailPoint fail_at = FailPoint::None;  // test hook: where this rank injects a failure

@@ -39,6 +39,9 @@ void WorkerRole::restart() {
         s.next = a == spec_.my_aggregator ? s.hi : spec_.shard_lo(a);
         s.unacked.clear();
         s.results.reset(spec_.shard_lo(a));
+        s.forward = nullptr;
+        if (spec_.fanout != nullptr && !spec_.fanout->forward[static_cast<std::size_t>(a)].empty())
+            s.forward = &spec_.fanout->forward[static_cast<std::size_t>(a)];
         if (spec_.shard_lo(a) == s.hi) ++shards_done_;
     }
     res_.plan_index.resize(static_cast<std::size_t>(spec_.max_blocks_per_message()));
@@ -172,7 +175,10 @@ void WorkerRole::on_result(InboundMessage &&message) {
             std::memcpy(copy.data(), payload, message.bytes);
             payload = copy.data();
         }
-        store_result(h, payload, message.bytes);
+        if (copy.data() != nullptr)
+            store_result(h, payload, message.bytes, PayloadHome::Owned, &copy);
+        else
+            store_result(h, payload, message.bytes);
         res_.buffers.release(std::move(copy));
         transport_.release(message);
         return;
@@ -181,10 +187,16 @@ void WorkerRole::on_result(InboundMessage &&message) {
     piece->message = std::move(message);
     const WireHeader &ph = piece->message.header;
     std::byte *target = nullptr;
-    // A gap-free dense run goes straight into the output, after checking it fits exactly there.
-    if ((ph.flags & kDenseRun) && !(ph.flags & kPresence) &&
-        piece->message.bytes == spec_.layout.run_bytes(ph.first, ph.nblocks))
+    const Shard &shard = shards_[static_cast<std::size_t>(a)];
+    if (shard.forward != nullptr) {
+        // To be passed on: fetched where the node's workers can read it in place, when they can.
+        target = piece->landing =
+            transport_.shared_buffer(shard.forward->data(), shard.forward->size(), piece->message.bytes);
+    } else if ((ph.flags & kDenseRun) && !(ph.flags & kPresence) &&
+               piece->message.bytes == spec_.layout.run_bytes(ph.first, ph.nblocks)) {
+        // A gap-free dense run goes straight into the output, after checking it fits exactly there.
         target = sink_.in_place(ph.first, ph.nblocks);
+    }
     if (target == nullptr) {
         piece->buffer = res_.buffers.acquire(piece->message.bytes);
         target = piece->buffer.data();
@@ -193,17 +205,43 @@ void WorkerRole::on_result(InboundMessage &&message) {
     fetches_.push_back(std::move(piece));
 }
 
-void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes) {
+void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes, PayloadHome home,
+                              BufferPool::Buffer *owned) {
     MessageView view;
     if (const char *bad = check_payload(h, spec_.layout, payload, bytes, &view)) {
         fail(ErrorId::ProtocolViolation, std::string("malformed result: ") + bad);
         return;
     }
+    const Shard &shard = shards_[static_cast<std::size_t>(h.sender)];
+    if (shard.forward != nullptr) forward_result(shard, h, payload, bytes, home, owned);
     {
         PhaseTimer writing(res_.profile, Phase::ResultWrite);
         sink_.write(view);
     }
     result_covered(static_cast<int>(h.sender), h.begin, h.end);
+}
+
+// The forwarded message is the aggregator's, header unchanged: the node's workers cannot tell it
+// from one sent to them directly. Its payload must outlive the sends: shared memory (valid until
+// the operation's closing barrier, which every reader passes first), the fetch buffer this rank
+// hands over, or a copy.
+void WorkerRole::forward_result(const Shard &shard, const WireHeader &h, const std::byte *payload, std::size_t bytes,
+                                PayloadHome home, BufferPool::Buffer *owned) {
+    auto message = res_.outbound.get();
+    message->header = h;
+    const int *peers = shard.forward->data();
+    const std::size_t n = shard.forward->size();
+    if (bytes > 0 && home == PayloadHome::Owned) {
+        message->buffer = std::move(*owned);
+    } else if (bytes > 0 && home == PayloadHome::Transient) {
+        std::byte *copy = res_.payload_buffer(transport_, *message, peers, n, bytes);
+        std::memcpy(copy, payload, bytes);
+        payload = copy;
+    }
+    transport_.send_to(peers, n, message->header, payload, bytes, message->sent);
+    counters_.bytes_sent += (sizeof(WireHeader) + bytes) * n;
+    counters_.messages_sent += n;
+    in_flight_.push_back(std::move(message));
 }
 
 void WorkerRole::local_result(std::uint64_t begin, std::uint64_t end) {
@@ -239,10 +277,12 @@ bool WorkerRole::poll_fetches() {
         const WireHeader &h = p.message.header;
         if (p.fetch.failed) {
             fail(ErrorId::TransportFailure, "fetching a result failed: " + p.fetch.failure);
+        } else if (p.landing != nullptr) {
+            store_result(h, p.landing, p.message.bytes, PayloadHome::Shared);  // to be forwarded
         } else if (p.buffer.data() == nullptr) {
             result_covered(static_cast<int>(h.sender), h.begin, h.end);  // fetched into the output
         } else {
-            store_result(h, p.buffer.data(), p.message.bytes);
+            store_result(h, p.buffer.data(), p.message.bytes, PayloadHome::Owned, &p.buffer);
         }
         res_.buffers.release(std::move(p.buffer));
         res_.inbound.put(std::move(*it));

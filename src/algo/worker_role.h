@@ -51,6 +51,8 @@ class WorkerRole {
         std::uint64_t hi = 0;
         std::vector<std::uint64_t> unacked;  // coverage ends of messages not yet answered
         Coverage results;
+        // Workers of this node that this rank passes the shard's results on to (node multicast).
+        const std::vector<int> *forward = nullptr;
     };
 
     void fail(ErrorId id, const std::string &what);
@@ -58,7 +60,15 @@ class WorkerRole {
     [[noreturn]] void exit_after_sends();
     bool poll_fetches();
     bool reap_sends();
-    void store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes);
+    // Where a result's payload is, for passing it on: the transport's (valid during the call), in a
+    // pooled buffer this rank may hand over, or in shared memory the node's workers read in place.
+    enum class PayloadHome { Transient, Owned, Shared };
+    // Checks a result, passes it on to the node's workers when this rank forwards the shard (taking
+    // `owned` when the payload is Owned), writes it into the output.
+    void store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes,
+                      PayloadHome home = PayloadHome::Transient, BufferPool::Buffer *owned = nullptr);
+    void forward_result(const Shard &shard, const WireHeader &h, const std::byte *payload, std::size_t bytes,
+                        PayloadHome home, BufferPool::Buffer *owned);
     void result_covered(int aggregator, std::uint64_t begin, std::uint64_t end);
 
     const StreamSpec &spec_;

@@ -14,6 +14,7 @@
 #include "core/library.h"
 #include "core/link_probe.h"
 #include "core/placement.h"
+#include "core/result_fanout.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -73,6 +74,8 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
         group_.aggregators = aggregators == size_ || size_ == 1
                                  ? group_.workers
                                  : choose_aggregators(node, aggregators, config.placement);
+        group_.fanout =
+            plan_result_fanout(group_.workers, group_.aggregators, fanout_nodes(node, config.node_multicast), rank_);
         context_ = Library::get().agree_context(internal_, this);
         if (size_ > 1) links_ = Library::get().connect(internal_, context_, config.shared_memory_bytes);
         if (config.hierarchical != Hierarchy::Off && size_ > 1) build_hierarchy(node);

@@ -26,6 +26,7 @@ constexpr SettingName kProfile{"mpix_sparse_profile", "MPIX_SPARSE_PROFILE"};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
+constexpr SettingName kNodeMulticast{"mpix_sparse_node_multicast", "MPIX_SPARSE_NODE_MULTICAST"};
 constexpr SettingName kSharedMemory{nullptr, "MPIX_SPARSE_SHARED_MEMORY_BYTES"};
 constexpr SettingName kDenseTable{nullptr, "MPIX_SPARSE_COST_DENSE_TABLE"};
 
@@ -174,6 +175,8 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
         set_or_fail(c.placement, parse_keyword(*v, kPlacementWords), ErrorId::InfoPlacement, kPlacement, *v);
     if (auto v = lookup(kHierarchical))
         set_or_fail(c.hierarchical, parse_keyword(*v, kHierarchyWords), ErrorId::InfoHierarchical, kHierarchical, *v);
+    if (auto v = lookup(kNodeMulticast))
+        set_or_fail(c.node_multicast, parse_keyword(*v, kOnOffWords), ErrorId::InfoTuning, kNodeMulticast, *v);
     if (auto v = lookup(kDenseBelow))
         set_or_fail(c.dense_below_bytes, parse_unsigned(*v, 0, std::uint64_t{1} << 62), ErrorId::InfoDenseBelow,
                     kDenseBelow, *v);

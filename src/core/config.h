@@ -37,6 +37,9 @@ struct Config {
     AlgorithmChoice algorithm = AlgorithmChoice::Auto;
     Placement placement = Placement::Spread;
     Hierarchy hierarchical = Hierarchy::Auto;
+    // Results cross to another node once per aggregator and node, and a worker there forwards them to
+    // its node's other workers (core/result_fanout.h); off: every worker gets them from the aggregator.
+    bool node_multicast = true;
     std::uint64_t dense_below_bytes = 131072;
     // Tuning (environment only): payload bytes per streamed message and messages in flight per peer.
     std::size_t message_bytes = std::size_t{256} << 10;

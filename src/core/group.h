@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/result_fanout.h"
+
 namespace mpix::sparse::detail {
 
 struct Group {
@@ -14,6 +16,7 @@ struct Group {
     std::vector<int> workers;      // group ranks of the workers, in worker (= reduction) order
     std::vector<int> aggregators;  // group ranks of the aggregators, in shard order
     bool dedicated = false;        // aggregators hold no data
+    ResultFanout fanout;           // this rank's part in passing results on (core/result_fanout.h)
 
     int my_worker() const { return index_of(workers, rank); }
     int my_aggregator() const { return index_of(aggregators, rank); }

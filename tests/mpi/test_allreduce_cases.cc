@@ -131,8 +131,12 @@ TEST(AllreduceCases, OnePercentDensitySendsASmallFractionOfTheBuffer) {
     if (size == 1) GTEST_SKIP() << "nothing travels on one rank";
     for (const char *algorithm : {"auto", "aggregator"}) {
         // Flat: the formula below is the colocated all-to-all's (the emulated cluster with 2 ranks
-        // per node would otherwise reduce hierarchically; CommCreate.HierarchicalReduction checks that).
-        SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", algorithm}, {"mpix_sparse_hierarchical", "off"}});
+        // per node would otherwise reduce hierarchically; CommCreate.HierarchicalReduction checks that),
+        // and every rank gets results straight from the aggregators (node multicast moves sends from
+        // aggregators to the ranks that forward).
+        SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", algorithm},
+                                         {"mpix_sparse_hierarchical", "off"},
+                                         {"mpix_sparse_node_multicast", "off"}});
         const std::size_t count = std::size_t{1} << 22;  // 16 MiB of floats
         auto in = sparse_floats(count, 256, 0.01, Pattern::Random, rank, size, 21);
         std::vector<float> out(count);

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "mpi_test_util.h"
@@ -146,6 +148,42 @@ TEST(CommCreate, DedicatedAggregators) {
             EXPECT_EQ(out[99], 2.0f * static_cast<float>(wsize));
             EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
             EXPECT_EQ(workers, MPI_COMM_NULL);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+// Node multicast, on the fake nodes {0, 1} and {2, 3} of mpi_np4_node_multicast: the dedicated
+// aggregator (rank 0, packed) sends its results to worker 1 (its node) and to worker 2 only; worker 2
+// passes each on to worker 3, so it sends about what worker 3 receives on top of its contribution.
+TEST(CommCreate, DedicatedNodeMulticastForwardsWithinANode) {
+    const char *per_node = std::getenv("MPIX_SPARSE_TEST_RANKS_PER_NODE");
+    if (world_size() != 4 || per_node == nullptr || std::string(per_node) != "2")
+        GTEST_SKIP() << "needs 4 ranks on fake nodes of 2 (mpi_np4_node_multicast)";
+    const int rank = world_rank();
+    for (const char *multicast : {"on", "off"}) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
+        MPI_Info_set(info, "mpix_sparse_algorithm", "aggregator");
+        MPI_Info_set(info, "mpix_sparse_placement", "packed");
+        MPI_Info_set(info, "mpix_sparse_node_multicast", multicast);
+        MPI_Comm workers = MPI_COMM_WORLD;
+        ASSERT_EQ(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &workers), MPI_SUCCESS);
+        MPI_Info_free(&info);
+        if (rank > 0) {
+            check_calls(workers, 90);
+            const MPIX_Sparse_stats s = stats_of(workers);
+            long long mine[2] = {s.bytes_sent, s.bytes_received}, all[6] = {};
+            MPI_Allgather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, workers);
+            // Worker indices 0, 1, 2 are world ranks 1, 2, 3.
+            const long long forwarded = all[2] - all[4], received = all[5];
+            if (std::string(multicast) == "on") {
+                EXPECT_GT(forwarded, received / 2) << "worker 2 did not pass the results on";
+            } else {
+                EXPECT_LT(forwarded, received / 2) << "worker 2 sent results without node multicast";
+            }
+            EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }

@@ -43,6 +43,9 @@ TEST(Config, DefaultsAndValidValues) {
     EXPECT_FALSE(d.profile) << "profiling off by default";
     EXPECT_TRUE(parse({{"mpix_sparse_profile", "On"}}).profile);
     EXPECT_FALSE(parse({{"MPIX_SPARSE_PROFILE", "0"}}).profile);
+    EXPECT_TRUE(d.node_multicast) << "node multicast on by default";
+    EXPECT_FALSE(parse({{"mpix_sparse_node_multicast", "off"}}).node_multicast);
+    EXPECT_FALSE(parse({{"MPIX_SPARSE_NODE_MULTICAST", "0"}}).node_multicast);
     const Config c = parse({{"mpix_sparse_block_size", " 64 "},
                             {"mpix_sparse_aggregators", "2"},
                             {"mpix_sparse_aggregator_mode", "Dedicated"},
@@ -79,6 +82,7 @@ TEST(Config, BadValuesAreErrorsNamingTheKey) {
     EXPECT_EQ(parse_error({{"mpix_sparse_timeout", "10s"}}), ErrorId::InfoTimeout);
     EXPECT_EQ(parse_error({{"mpix_sparse_timeout", "nan"}}), ErrorId::InfoTimeout);
     EXPECT_EQ(parse_error({{"mpix_sparse_profile", "yes"}}), ErrorId::InfoProfile);
+    EXPECT_EQ(parse_error({{"mpix_sparse_node_multicast", "yes"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_MESSAGE_BYTES", "12"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_SPARSE_COPY_NS", "-1"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_DENSE_TABLE", "4:1,2:1"}}), ErrorId::InfoTuning);

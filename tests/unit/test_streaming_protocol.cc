@@ -15,6 +15,7 @@
 #include "algo/result_sink.h"
 #include "algo/streaming_operation.h"
 #include "core/block_scan.h"
+#include "core/result_fanout.h"
 #include "loopback_fabric.h"
 #include "test_data.h"
 
@@ -40,6 +41,10 @@ struct Scenario {
     bool in_place = false;
     bool pairs = false;       // element variant: sorted (index, value) pairs, block size 1
     bool collecting = false;  // element variant with sparse output
+    // Node multicast: > 1 puts ranks on random nodes (or on `node` when given) and results are
+    // forwarded within them (core/result_fanout.h).
+    int nodes = 1;
+    std::vector<int> node;
     unsigned seed = 1;
 
     std::string describe() const {
@@ -48,7 +53,7 @@ struct Scenario {
           << " B=" << block_elems << " count=" << count << " density=" << density << " " << testing::name_of(pattern)
           << " " << name_of(type) << " " << name_of(op) << " msg=" << message_bytes << " window=" << window
           << " eager=" << eager_limit << (in_place ? " in-place" : "") << (pairs ? " pairs" : "")
-          << (collecting ? " sparse-output" : "") << " seed=" << seed;
+          << (collecting ? " sparse-output" : "") << " nodes=" << nodes << " seed=" << seed;
         return s.str();
     }
 };
@@ -63,7 +68,7 @@ std::vector<std::uint64_t> random_bounds(std::uint64_t blocks, int aggregators, 
     return b;
 }
 
-void run_scenario(const Scenario &sc) {
+void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nullptr) {
     SCOPED_TRACE(sc.describe());
     std::mt19937_64 rng(sc.seed);
     const int ranks = sc.dedicated ? sc.workers + sc.aggregators : sc.workers;
@@ -91,6 +96,11 @@ void run_scenario(const Scenario &sc) {
     base.shard_bounds = random_bounds(layout.num_blocks(), sc.aggregators, rng);
     base.message_bytes = sc.message_bytes;
     base.window = sc.window;
+    std::vector<int> node = sc.node;
+    if (sc.nodes > 1 && node.empty())
+        for (int r = 0; r < ranks; ++r)
+            node.push_back(static_cast<int>(rng() % static_cast<unsigned>(sc.nodes)));
+    std::vector<ResultFanout> fanouts(static_cast<std::size_t>(ranks));
 
     std::vector<std::vector<std::byte>> inputs, outputs;
     std::vector<BlockBitmap> bitmaps(static_cast<std::size_t>(sc.workers));
@@ -139,6 +149,10 @@ void run_scenario(const Scenario &sc) {
         auto it = std::find(spec.aggregator_peer.begin(), spec.aggregator_peer.end(), r);
         spec.my_aggregator =
             it == spec.aggregator_peer.end() ? -1 : static_cast<int>(it - spec.aggregator_peer.begin());
+        if (!node.empty()) {
+            fanouts[ur] = plan_result_fanout(spec.worker_peer, spec.aggregator_peer, node, r);
+            spec.fanout = &fanouts[ur];
+        }
         const ContributionSource *source = nullptr;
         ResultSink *sink = nullptr;
         if (spec.my_worker >= 0 && sc.pairs) {
@@ -205,6 +219,7 @@ void run_scenario(const Scenario &sc) {
         const long long bad = testing::first_difference(outputs[uw], expected, layout.elem_size);
         EXPECT_EQ(bad, -1) << "worker " << w << " differs first at element " << bad;
     }
+    if (counters_out != nullptr) *counters_out = counters;
 }
 
 TEST(StreamingProtocol, SmallFixedCases) {
@@ -218,6 +233,40 @@ TEST(StreamingProtocol, SmallFixedCases) {
     Scenario all_dense;
     all_dense.density = 1;
     run_scenario(all_dense);
+}
+
+// Node multicast: one dedicated aggregator on node 0 with workers 0 and 1, workers 2 and 3 on node 1.
+// The aggregator sends each result to three workers instead of four, and the node-1 worker that
+// receives them passes each on once; every output is still exact (run_scenario checks).
+TEST(StreamingProtocol, NodeMulticastSendsOneCopyPerNode) {
+    Scenario sc;
+    sc.workers = 4;
+    sc.aggregators = 1;
+    sc.dedicated = true;
+    sc.count = 20000;
+    sc.density = 0.3;
+    for (std::size_t eager : {std::size_t{0}, std::size_t{1} << 20}) {  // every payload rendezvous, then eager
+        sc.eager_limit = eager;
+        std::vector<OpCounters> flat, multicast;
+        run_scenario(sc, &flat);
+        sc.nodes = 2;
+        sc.node = {0, 0, 1, 1, 0};  // ranks 0-3 are the workers, 4 the aggregator
+        run_scenario(sc, &multicast);
+        sc.nodes = 1;
+        sc.node.clear();
+        ASSERT_FALSE(::testing::Test::HasFailure());
+        // How many result messages the aggregator cuts depends on arrival order, so each run is
+        // compared with itself; contributions depend on the data only.
+        EXPECT_EQ(flat[4].messages_sent % 4, 0u);
+        const std::uint64_t results = multicast[4].messages_sent / 3;
+        ASSERT_GT(results, 0u);
+        EXPECT_EQ(multicast[4].messages_sent, 3 * results);
+        // Worker 2 (the first of node 1) receives each result and forwards it; worker 3 gets it from 2.
+        EXPECT_EQ(multicast[2].messages_received, results);
+        EXPECT_EQ(multicast[2].messages_sent, flat[2].messages_sent + results);
+        EXPECT_EQ(multicast[3].messages_received, results);
+        EXPECT_EQ(multicast[3].messages_sent, flat[3].messages_sent);
+    }
 }
 
 TEST(StreamingProtocol, RandomizedScenarios) {
@@ -245,6 +294,7 @@ TEST(StreamingProtocol, RandomizedScenarios) {
         sc.window = static_cast<int>(1 + rng() % 4);
         sc.eager_limit = std::array<std::size_t, 3>{0, 256, 1u << 20}[rng() % 3];
         sc.in_place = !sc.dedicated && rng() % 2 == 0;
+        if (rng() % 3 == 0) sc.nodes = static_cast<int>(2 + rng() % 3);
         if (rng() % 4 == 0) {
             sc.pairs = true;
             sc.block_elems = 1;
