@@ -130,6 +130,7 @@ void SparseOperation::on_agreed() {
     d.device = v[AgreementFields::kDevice].max > 0;
     d.nodes = state_.nodes();
     d.ranks_per_node = state_.ranks_per_node();
+    d.node_multicast = state_.config().node_multicast;
     make_plan(d, state_.config(), plan_);
     if (!call_.sparse_capable) plan_.algorithm = Algorithm::Dense;
     if (call_.sparse_capable && !call_.allow_dense && plan_.algorithm == Algorithm::Dense) {

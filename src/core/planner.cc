@@ -79,7 +79,12 @@ CostFeatures cost_features(const Demand &d) {
         const double ppn = std::max(1, d.ranks_per_node);
         const double cross = (P - ppn) / (P - 1);
         f.link[0] = f.dense[1] / ppn;
-        f.link[1] = busiest / 2 * cross / kNsPerUs;
+        // With node multicast an aggregator's union crosses to each other node once, not to each
+        // rank there (colocated: its share of the busiest rank's blocks is (U/A)(P-1)).
+        double link_blocks = busiest_blocks * cross;
+        if (d.node_multicast && !d.dedicated)
+            link_blocks += (U / A) * (static_cast<double>(d.nodes) - 1.0 - (P - 1) * cross);
+        f.link[1] = bb * link_blocks / 2 / kNsPerUs;
         f.link[2] = f.allgather[1] * (P - 1) / P * cross;
     }
     return f;

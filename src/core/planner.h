@@ -28,6 +28,7 @@ struct Demand {
     bool device = false;          // some rank's buffers are in device memory (staged over PCIe)
     int nodes = 1;                // nodes the ranks are on, and the most ranks on one of them
     int ranks_per_node = 1;
+    bool node_multicast = false;  // results cross to each other node once per aggregator
 };
 
 struct CostEstimate {
