@@ -42,8 +42,8 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     for (int r = 0; r < size; ++r)
         if (std::find(group.aggregators.begin(), group.aggregators.end(), r) == group.aggregators.end())
             group.workers.push_back(r);
-    group.fanout =
-        plan_result_fanout(group.workers, group.aggregators, fanout_nodes(node, config.node_multicast), rank);
+    const bool multicast = agree_node_multicast(config.node_multicast, parent);
+    group.fanout = plan_result_fanout(group.workers, group.aggregators, fanout_nodes(node, multicast), rank);
     const bool is_aggregator = group.my_aggregator() >= 0;
 
     // The aggregator's service exists before the context is agreed: workers may stream to it as soon
@@ -69,7 +69,9 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
 
     if (!is_aggregator) {
         try {
-            auto state = std::make_unique<CommState>(workers, config, context, std::move(group), std::move(links));
+            Config agreed = config;
+            agreed.node_multicast = multicast;
+            auto state = std::make_unique<CommState>(workers, agreed, context, std::move(group), std::move(links));
             state->set_created_by_comm_create();
             library.register_sink(context, state.get());
             library.attach(workers, std::move(state));

@@ -213,7 +213,8 @@ void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std
         return;
     }
     const Shard &shard = shards_[static_cast<std::size_t>(h.sender)];
-    if (shard.forward != nullptr) forward_result(shard, h, payload, bytes, home, owned);
+    // A worker that failed passes nothing on: its Abort reaches its node's workers instead.
+    if (shard.forward != nullptr && !error_) forward_result(shard, h, payload, bytes, home, owned);
     {
         PhaseTimer writing(res_.profile, Phase::ResultWrite);
         sink_.write(view);
@@ -294,7 +295,8 @@ bool WorkerRole::poll_fetches() {
 bool WorkerRole::reap_sends() {
     std::string failure;
     const bool progressed = res_.recycle_sent(in_flight_, &failure);
-    if (!failure.empty()) fail(ErrorId::TransportFailure, "sending a contribution failed: " + failure);
+    if (!failure.empty())
+        fail(ErrorId::TransportFailure, "sending a contribution or a forwarded result failed: " + failure);
     return progressed;
 }
 

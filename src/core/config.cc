@@ -23,10 +23,10 @@ constexpr SettingName kTestFail{"mpix_sparse_test_fail", nullptr};
 constexpr SettingName kTimeout{"mpix_sparse_timeout", "MPIX_SPARSE_TIMEOUT"};
 constexpr SettingName kProgressThread{"mpix_sparse_progress_thread", "MPIX_SPARSE_PROGRESS_THREAD"};
 constexpr SettingName kProfile{"mpix_sparse_profile", "MPIX_SPARSE_PROFILE"};
+constexpr SettingName kNodeMulticast{"mpix_sparse_node_multicast", "MPIX_SPARSE_NODE_MULTICAST"};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
-constexpr SettingName kNodeMulticast{"mpix_sparse_node_multicast", "MPIX_SPARSE_NODE_MULTICAST"};
 constexpr SettingName kSharedMemory{nullptr, "MPIX_SPARSE_SHARED_MEMORY_BYTES"};
 constexpr SettingName kDenseTable{nullptr, "MPIX_SPARSE_COST_DENSE_TABLE"};
 

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "core/error.h"
+
 namespace mpix::sparse::detail {
 
 ResultFanout plan_result_fanout(const std::vector<int> &workers, const std::vector<int> &aggregators,
@@ -38,6 +40,13 @@ ResultFanout plan_result_fanout(const std::vector<int> &workers, const std::vect
         }
     }
     return f;
+}
+
+bool agree_node_multicast(bool wanted, MPI_Comm comm) {
+    int on = wanted ? 1 : 0;
+    const int rc = MPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm);
+    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
+    return on != 0;
 }
 
 std::vector<int> fanout_nodes(const std::vector<int> &node, bool multicast) {

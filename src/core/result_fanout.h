@@ -6,6 +6,8 @@
 // memory for the whole node). Workers of the aggregator's own node get it straight from it.
 #pragma once
 
+#include <mpi.h>
+
 #include <vector>
 
 namespace mpix::sparse::detail {
@@ -20,6 +22,11 @@ struct ResultFanout {
 // results straight from the aggregators, as without multicast).
 ResultFanout plan_result_fanout(const std::vector<int> &workers, const std::vector<int> &aggregators,
                                 const std::vector<int> &node, int me);
+
+// Node multicast on a communicator only where every rank of `comm` asked for it (collective): ranks
+// with different settings would plan different fanouts, and a worker would wait for results nobody
+// forwards.
+bool agree_node_multicast(bool wanted, MPI_Comm comm);
 
 // The node map the fanout uses: `node`, or with node multicast off, none. Tests on one machine fake
 // nodes of k consecutive ranks with MPIX_SPARSE_TEST_RANKS_PER_NODE=k (the fanout only: placement,

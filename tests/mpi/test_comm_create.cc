@@ -189,6 +189,35 @@ TEST(CommCreate, DedicatedNodeMulticastForwardsWithinANode) {
     }
 }
 
+// Ranks that ask for different node multicast settings get none (a fanout planned by some ranks
+// only would leave a worker waiting for results nobody forwards): calls complete and are exact.
+TEST(CommCreate, NodeMulticastSettingsThatDifferGiveNone) {
+    const char *per_node = std::getenv("MPIX_SPARSE_TEST_RANKS_PER_NODE");
+    if (world_size() < 3 || per_node == nullptr) GTEST_SKIP() << "needs fake nodes (mpi_np*_node_multicast)";
+    const int rank = world_rank();
+    const char *mine = rank == world_size() - 1 ? "off" : "on";
+    {
+        SparseComm comm(MPI_COMM_WORLD,
+                        {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_node_multicast", mine}});
+        ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+        check_calls(comm.get(), 95);
+    }
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
+    MPI_Info_set(info, "mpix_sparse_algorithm", "aggregator");
+    MPI_Info_set(info, "mpix_sparse_placement", "packed");
+    MPI_Info_set(info, "mpix_sparse_node_multicast", mine);
+    MPI_Comm workers = MPI_COMM_WORLD;
+    ASSERT_EQ(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &workers), MPI_SUCCESS);
+    MPI_Info_free(&info);
+    if (workers != MPI_COMM_NULL) {
+        check_calls(workers, 96);
+        EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(CommCreate, DedicatedNeedsAWorker) {
     const int size = world_size();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
