@@ -153,6 +153,19 @@ TEST(CommCreate, DedicatedAggregators) {
     }
 }
 
+// One dedicated aggregator (world rank 0: packed), the aggregator algorithm, node multicast as given.
+int create_dedicated_packed(const char *multicast, MPI_Comm *workers) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
+    MPI_Info_set(info, "mpix_sparse_algorithm", "aggregator");
+    MPI_Info_set(info, "mpix_sparse_placement", "packed");
+    MPI_Info_set(info, "mpix_sparse_node_multicast", multicast);
+    const int rc = MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, workers);
+    MPI_Info_free(&info);
+    return rc;
+}
+
 // Node multicast, on the fake nodes {0, 1} and {2, 3} of mpi_np4_node_multicast: the dedicated
 // aggregator (rank 0, packed) sends its results to worker 1 (its node) and to worker 2 only; worker 2
 // passes each on to worker 3, so it sends about what worker 3 receives on top of its contribution.
@@ -162,15 +175,8 @@ TEST(CommCreate, DedicatedNodeMulticastForwardsWithinANode) {
         GTEST_SKIP() << "needs 4 ranks on fake nodes of 2 (mpi_np4_node_multicast)";
     const int rank = world_rank();
     for (const char *multicast : {"on", "off"}) {
-        MPI_Info info;
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
-        MPI_Info_set(info, "mpix_sparse_algorithm", "aggregator");
-        MPI_Info_set(info, "mpix_sparse_placement", "packed");
-        MPI_Info_set(info, "mpix_sparse_node_multicast", multicast);
         MPI_Comm workers = MPI_COMM_WORLD;
-        ASSERT_EQ(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &workers), MPI_SUCCESS);
-        MPI_Info_free(&info);
+        ASSERT_EQ(create_dedicated_packed(multicast, &workers), MPI_SUCCESS);
         if (rank > 0) {
             check_calls(workers, 90);
             const MPIX_Sparse_stats s = stats_of(workers);
@@ -202,15 +208,8 @@ TEST(CommCreate, NodeMulticastSettingsThatDifferGiveNone) {
         ASSERT_EQ(comm.rc(), MPI_SUCCESS);
         check_calls(comm.get(), 95);
     }
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
-    MPI_Info_set(info, "mpix_sparse_algorithm", "aggregator");
-    MPI_Info_set(info, "mpix_sparse_placement", "packed");
-    MPI_Info_set(info, "mpix_sparse_node_multicast", mine);
     MPI_Comm workers = MPI_COMM_WORLD;
-    ASSERT_EQ(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &workers), MPI_SUCCESS);
-    MPI_Info_free(&info);
+    ASSERT_EQ(create_dedicated_packed(mine, &workers), MPI_SUCCESS);
     if (workers != MPI_COMM_NULL) {
         check_calls(workers, 96);
         EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
