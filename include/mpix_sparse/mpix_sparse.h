@@ -135,7 +135,8 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *   mpix_sparse_placement         (MPIX_SPARSE_PLACEMENT)         spread | packed; spread (one
  *                                                                 aggregator per node first)
  *   mpix_sparse_hierarchical      (MPIX_SPARSE_HIERARCHICAL)      auto | on | off; auto (reduce inside
- *                                                                 each node before crossing nodes)
+ *                                                                 each node before crossing nodes: auto
+ *                                                                 only with node multicast off)
  *   mpix_sparse_node_multicast    (MPIX_SPARSE_NODE_MULTICAST)    on | off; on (an aggregator sends its
  *                                                                 results once to each other node, where
  *                                                                 a worker forwards them to the others

@@ -109,10 +109,14 @@ void CommState::learn_network(const std::vector<int> &node_of_rank) {
 }
 
 // Hierarchy pays off when traffic crosses nodes and some node has several ranks whose data can be
-// combined before it leaves: auto requires both; on forces it (on one node it is correct but only
-// adds a broadcast).
+// combined before it leaves: auto requires both, and node multicast off; on forces it (on one node it
+// is correct but only adds a broadcast).
 void CommState::build_hierarchy(const std::vector<int> &node_of_rank) {
-    if (config_.hierarchical == Hierarchy::Auto && (nodes_ == 1 || ranks_per_node_ == 1)) return;
+    // With node multicast the flat communicator already sends each result across a node boundary
+    // once, and it measured faster than the levels at 1% and, choosing dense, at 100% (where the
+    // levels lost to MPI_Allreduce): auto leaves it flat (docs/performance.md, "Node multicast").
+    if (config_.hierarchical == Hierarchy::Auto && (nodes_ == 1 || ranks_per_node_ == 1 || config_.node_multicast))
+        return;
     auto h = std::make_unique<NodeHierarchy>();
     const int my_node = node_of_rank[static_cast<std::size_t>(rank_)];
     int rc = MPI_Comm_split(internal_, my_node, rank_, &h->node);
