@@ -80,10 +80,13 @@ CostFeatures cost_features(const Demand &d) {
         const double cross = (P - ppn) / (P - 1);
         f.link[0] = f.dense[1] / ppn;
         // With node multicast an aggregator's union crosses to each other node once, not to each
-        // rank there (colocated: its share of the busiest rank's blocks is (U/A)(P-1)).
+        // rank there (colocated: its share of the busiest rank's blocks is (U/A)(P-1)), and a rank
+        // receives another node's results across the link only for the aggregators it receives for
+        // (one rank in ppn on average; the rest come from its node: U(A-1)/A of its blocks).
         double link_blocks = busiest_blocks * cross;
         if (d.node_multicast && !d.dedicated)
-            link_blocks += (U / A) * (static_cast<double>(d.nodes) - 1.0 - (P - 1) * cross);
+            link_blocks += (U / A) * (static_cast<double>(d.nodes) - 1.0 - (P - 1) * cross) -
+                           U * (A - 1) / A * cross * (1.0 - 1.0 / ppn);
         f.link[1] = bb * link_blocks / 2 / kNsPerUs;
         f.link[2] = f.allgather[1] * (P - 1) / P * cross;
     }

@@ -108,14 +108,17 @@ TEST(Planner, LinkCostFollowsTheBytesThatCrossNodes) {
 TEST(Planner, NodeMulticastCutsTheUnionThatCrossesNodes) {
     CostParams slow;
     slow.link_ns = 9.0;
-    // 8 ranks on 4 nodes at 100%: each aggregator's union goes to 3 nodes instead of 6 ranks there.
+    // 8 ranks on 4 nodes at 100%: each aggregator's union goes to 3 nodes instead of 6 ranks there,
+    // and a rank receives across the link for half of the 6 aggregators on other nodes.
     Demand d = across(demand(16384, 8, 8, 1.0), 4, 2);
     const CostFeatures plain = cost_features(d);
     d.node_multicast = true;
     const CostFeatures multicast = cost_features(d);
     const double bb = static_cast<double>(d.layout.block_bytes());
     const double union_per_aggregator = static_cast<double>(d.layout.num_blocks()) / 8;
-    EXPECT_NEAR(plain.link[1] - multicast.link[1], bb * union_per_aggregator * (6 - 3) / 2 / 1e3, 1e-6 * bb);
+    const double sends_saved = union_per_aggregator * (6 - 3);
+    const double receives_saved = union_per_aggregator * 6 / 2;
+    EXPECT_NEAR(plain.link[1] - multicast.link[1], bb * (sends_saved + receives_saved) / 2 / 1e3, 1e-6 * bb);
     EXPECT_DOUBLE_EQ(plain.aggregator[1], multicast.aggregator[1]) << "only the link term changes";
     // One rank per node: nothing to save.
     Demand single = across(demand(16384, 4, 4, 1.0), 4, 1);
