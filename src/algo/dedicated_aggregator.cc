@@ -42,8 +42,7 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     for (int r = 0; r < size; ++r)
         if (std::find(group.aggregators.begin(), group.aggregators.end(), r) == group.aggregators.end())
             group.workers.push_back(r);
-    const bool multicast = agree_node_multicast(config.node_multicast, parent);
-    group.fanout = plan_result_fanout(group.workers, group.aggregators, fanout_nodes(node, multicast), rank);
+    const bool multicast = plan_node_multicast(group, node, config.node_multicast, parent);
     const bool is_aggregator = group.my_aggregator() >= 0;
 
     // The aggregator's service exists before the context is agreed: workers may stream to it as soon

@@ -175,10 +175,8 @@ void WorkerRole::on_result(InboundMessage &&message) {
             std::memcpy(copy.data(), payload, message.bytes);
             payload = copy.data();
         }
-        if (copy.data() != nullptr)
-            store_result(h, payload, message.bytes, PayloadHome::Owned, &copy);
-        else
-            store_result(h, payload, message.bytes);
+        store_result(h, payload, message.bytes, copy.data() != nullptr ? PayloadHome::Owned : PayloadHome::Transient,
+                     &copy);
         res_.buffers.release(std::move(copy));
         transport_.release(message);
         return;

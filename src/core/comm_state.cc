@@ -74,9 +74,7 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
         group_.aggregators = aggregators == size_ || size_ == 1
                                  ? group_.workers
                                  : choose_aggregators(node, aggregators, config.placement);
-        if (size_ > 1) config_.node_multicast = agree_node_multicast(config_.node_multicast, internal_);
-        group_.fanout =
-            plan_result_fanout(group_.workers, group_.aggregators, fanout_nodes(node, config_.node_multicast), rank_);
+        config_.node_multicast = plan_node_multicast(group_, node, config_.node_multicast, internal_);
         context_ = Library::get().agree_context(internal_, this);
         if (size_ > 1) links_ = Library::get().connect(internal_, context_, config.shared_memory_bytes);
         if (config.hierarchical != Hierarchy::Off && size_ > 1) build_hierarchy(node);

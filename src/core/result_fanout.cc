@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/group.h"
 
 namespace mpix::sparse::detail {
 
@@ -42,25 +43,30 @@ ResultFanout plan_result_fanout(const std::vector<int> &workers, const std::vect
     return f;
 }
 
-bool agree_node_multicast(bool wanted, MPI_Comm comm) {
+namespace {
+
+// The node map the fanout uses: `node`, or with node multicast off, none (everyone direct).
+std::vector<int> fanout_nodes(const std::vector<int> &node, bool multicast) {
+    static const int fake_per_node = [] {
+        const char *k = std::getenv("MPIX_SPARSE_TEST_RANKS_PER_NODE");
+        return k == nullptr ? 0 : std::atoi(k);
+    }();
+    if (!multicast) return {};
+    if (fake_per_node <= 0) return node;
+    std::vector<int> fake(node.size());
+    for (std::size_t r = 0; r < fake.size(); ++r)
+        fake[r] = static_cast<int>(r) / fake_per_node;
+    return fake;
+}
+
+}  // namespace
+
+bool plan_node_multicast(Group &group, const std::vector<int> &node, bool wanted, MPI_Comm comm) {
     int on = wanted ? 1 : 0;
     const int rc = MPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm);
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
+    group.fanout = plan_result_fanout(group.workers, group.aggregators, fanout_nodes(node, on != 0), group.rank);
     return on != 0;
-}
-
-std::vector<int> fanout_nodes(const std::vector<int> &node, bool multicast) {
-    if (!multicast) return {};
-    if (const char *k = std::getenv("MPIX_SPARSE_TEST_RANKS_PER_NODE")) {
-        const int per = std::atoi(k);
-        if (per > 0) {
-            std::vector<int> fake(node.size());
-            for (std::size_t r = 0; r < fake.size(); ++r)
-                fake[r] = static_cast<int>(r) / per;
-            return fake;
-        }
-    }
-    return node;
 }
 
 }  // namespace mpix::sparse::detail

@@ -12,6 +12,8 @@
 
 namespace mpix::sparse::detail {
 
+struct Group;
+
 // The fanout as seen by one rank (`me`, a group rank). Group ranks everywhere.
 struct ResultFanout {
     std::vector<int> direct;                // as an aggregator: the workers it sends its results to
@@ -23,14 +25,12 @@ struct ResultFanout {
 ResultFanout plan_result_fanout(const std::vector<int> &workers, const std::vector<int> &aggregators,
                                 const std::vector<int> &node, int me);
 
-// Node multicast on a communicator only where every rank of `comm` asked for it (collective): ranks
+// Node multicast on a communicator only where every rank of `comm` asked for it (collective: ranks
 // with different settings would plan different fanouts, and a worker would wait for results nobody
-// forwards.
-bool agree_node_multicast(bool wanted, MPI_Comm comm);
-
-// The node map the fanout uses: `node`, or with node multicast off, none. Tests on one machine fake
-// nodes of k consecutive ranks with MPIX_SPARSE_TEST_RANKS_PER_NODE=k (the fanout only: placement,
-// hierarchy and the planner still see the real machine).
-std::vector<int> fanout_nodes(const std::vector<int> &node, bool multicast);
+// forwards); plans group.fanout for that setting from the node map (`node`, of group ranks) and
+// returns the setting agreed. Tests on one machine fake nodes of k consecutive ranks with
+// MPIX_SPARSE_TEST_RANKS_PER_NODE=k (the fanout only: placement, hierarchy and the planner still see
+// the real machine).
+bool plan_node_multicast(Group &group, const std::vector<int> &node, bool wanted, MPI_Comm comm);
 
 }  // namespace mpix::sparse::detail
