@@ -7,6 +7,7 @@
 // fitted times and the environment variables that install the fit:
 //
 //   mpirun -np 4 ./calibrate_cost_model [--max-bytes 67108864] [--iterations 10]
+//   mpirun -np 4 ./calibrate_cost_model --elements [--iterations 10]   (element variant's constants)
 //
 // It links the library's internals to evaluate the planner's features exactly.
 #include <mpi.h>
@@ -122,6 +123,101 @@ double time_calls(int iterations, F &&call) {
     return mean / size;
 }
 
+// The planner's demand from exact per-rank counts and the exact union (one bin holding it): `on`
+// marks this rank's blocks with data, `nonzero` counts them. Collective over MPI_COMM_WORLD.
+Demand exact_demand(const BlockLayout &layout, const std::vector<unsigned char> &on, std::uint64_t nonzero) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::vector<unsigned char> any(on.size());
+    MPI_Allreduce(on.data(), any.data(), static_cast<int>(on.size()), MPI_UNSIGNED_CHAR, MPI_BOR, MPI_COMM_WORLD);
+    long long sum = static_cast<long long>(nonzero), max = sum;
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    Demand d;
+    d.workers = size;
+    d.aggregators = size;
+    d.layout = layout;
+    d.nonzero_sum = static_cast<std::uint64_t>(sum);
+    d.nonzero_max = static_cast<std::uint64_t>(max);
+    d.bin_width = layout.num_blocks();
+    const auto u = static_cast<std::int64_t>(std::count(any.begin(), any.end(), 1));
+    d.bins.assign(1, SumMax{u, u});  // (a braced list here trips GCC 12's -Wnonnull)
+    return d;
+}
+
+// --elements: the element variant's per-block constants. One-element blocks make per-block work
+// (listing, placing, scattering each pair) dominate, which the block grid cannot see; with the
+// latency and per-byte constants at their defaults, the aggregator's and the allgather's per-block
+// constants and the cost of zeroing the dense output are fitted together from forced runs of
+// MPIX_Sparse_allreduce_elements (pairs sorted, as most callers pass them).
+void calibrate_elements(int rank, int size, int iterations, const CostParams &defaults) {
+    MPI_Comm comms[2] = {comm_for("aggregator"), comm_for("allgather")};
+    const char *names[2] = {"aggregator", "allgather"};
+    std::vector<Sample> samples;
+    if (rank == 0)
+        std::printf("# %-10s %12s %8s %12s %12s\n", "algorithm", "elements", "density", "us", "model_us (built-in)");
+    for (std::uint64_t count : {std::uint64_t{1} << 18, std::uint64_t{1} << 20, std::uint64_t{1} << 22}) {
+        for (double density : {0.001, 0.01, 0.1}) {
+            const BlockLayout layout{count, 1, 4};
+            std::mt19937_64 rng(static_cast<unsigned>(rank) * 7 + 1);
+            std::vector<unsigned char> on(count, 0);
+            std::vector<std::int64_t> indices;
+            for (std::uint64_t k = 0; k < count; ++k)
+                if (std::uniform_real_distribution<>(0, 1)(rng) < density) {
+                    on[k] = 1;
+                    indices.push_back(static_cast<std::int64_t>(k));
+                }
+            const std::vector<float> values(indices.size(), 1.0f);
+            std::vector<float> out(count);
+            Demand d = exact_demand(layout, on, indices.size());
+            d.output_to_zero = true;
+            const CostFeatures f = cost_features(d);
+            const CostEstimate e = estimate_costs(d, defaults);
+            // Unknowns: sparse_block_ns, allgather_block_ns, memory_ns; the rest at their defaults.
+            const double known[2] = {
+                defaults.sparse_alpha_us * f.aggregator[0] + defaults.sparse_beta_ns * f.aggregator[1] +
+                    defaults.sparse_copy_ns * f.aggregator[2],
+                defaults.allgather_alpha_us * f.allgather[0] + defaults.allgather_beta_ns * f.allgather[1]};
+            const std::vector<double> features[2] = {{f.aggregator[3], 0.0, f.output_zero},
+                                                     {0.0, f.allgather[2], f.output_zero}};
+            const double model_us[2] = {e.aggregator_us, e.allgather_us};
+            for (int a = 0; a < 2; ++a) {
+                const double us = time_calls(iterations, [&] {
+                    MPIX_Sparse_allreduce_elements(static_cast<MPI_Count>(indices.size()), indices.data(),
+                                                   values.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT,
+                                                   MPI_SUM, comms[a]);
+                });
+                // Scaled by the measured time: fit() then minimizes the relative error of the whole
+                // prediction (known part included), with unit weights (its targets stay below 1).
+                std::vector<double> scaled = features[a];
+                for (double &x : scaled)
+                    x /= us;
+                samples.push_back({scaled, (us - known[a]) / us});
+                if (rank == 0)
+                    std::printf("  %-10s %12llu %8.3f %12.1f %12.1f\n", names[a],
+                                static_cast<unsigned long long>(count), density, us, model_us[a]);
+            }
+        }
+    }
+    if (rank == 0) {
+        const std::vector<double> c = fit(samples, 3);
+        const std::vector<double> current = {defaults.sparse_block_ns, defaults.allgather_block_ns, defaults.memory_ns};
+        double err_fit = 0, err_default = 0;
+        for (const Sample &s : samples) {
+            const double rf = model(c, s.features) - s.micros;  // already relative
+            const double rd = model(current, s.features) - s.micros;
+            err_fit += rf * rf;
+            err_default += rd * rd;
+        }
+        const double n = static_cast<double>(std::max<std::size_t>(1, samples.size()));
+        std::printf("export MPIX_SPARSE_COST_SPARSE_BLOCK_NS=%.3g MPIX_SPARSE_COST_ALLGATHER_BLOCK_NS=%.3g "
+                    "MPIX_SPARSE_COST_MEMORY_NS=%.3g   # elements on %d ranks: fit rms %.0f%%, defaults rms %.0f%%\n",
+                    c[0], c[1], c[2], size, 100 * std::sqrt(err_fit / n), 100 * std::sqrt(err_default / n));
+    }
+    for (MPI_Comm &c : comms)
+        MPIX_Sparse_comm_free(&c);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -132,7 +228,10 @@ int main(int argc, char **argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     std::size_t max_bytes = std::size_t{64} << 20;
     int iterations = 10;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    bool elements = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--elements") == 0) elements = true;
+        if (i + 1 == argc) break;
         if (std::strcmp(argv[i], "--max-bytes") == 0) max_bytes = std::strtoull(argv[i + 1], nullptr, 10);
         if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
     }
@@ -142,6 +241,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     const CostParams defaults;
+    if (elements) {
+        calibrate_elements(rank, size, iterations, defaults);
+        MPI_Finalize();
+        return 0;
+    }
     const char *names[] = {"dense", "aggregator", "allgather"};
     MPI_Comm comms[3];
     for (int a = 0; a < 3; ++a)
@@ -165,23 +269,10 @@ int main(int argc, char **argv) {
             // The planner's features, from exact per-rank counts and the exact union.
             const std::uint64_t nonzero =
                 scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap, nullptr);
-            std::vector<unsigned char> on(layout.num_blocks()), any(layout.num_blocks());
+            std::vector<unsigned char> on(layout.num_blocks());
             for (std::uint64_t k = 0; k < layout.num_blocks(); ++k)
                 on[k] = bitmap.test(k);
-            MPI_Allreduce(on.data(), any.data(), static_cast<int>(on.size()), MPI_UNSIGNED_CHAR, MPI_BOR,
-                          MPI_COMM_WORLD);
-            long long sum = static_cast<long long>(nonzero), max = sum;
-            MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-            MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-            Demand d;
-            d.workers = size;
-            d.aggregators = size;
-            d.layout = layout;
-            d.nonzero_sum = static_cast<std::uint64_t>(sum);
-            d.nonzero_max = static_cast<std::uint64_t>(max);
-            d.bin_width = layout.num_blocks();  // one bin holding the exact union
-            const auto u = static_cast<std::int64_t>(std::count(any.begin(), any.end(), 1));
-            d.bins = {SumMax{u, u}};
+            const Demand d = exact_demand(layout, on, nonzero);
             const CostFeatures f = cost_features(d);
             const double scan_us = time_calls(iterations, [&] {
                 scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap,
@@ -195,7 +286,7 @@ int main(int argc, char **argv) {
             const double fixed[3] = {0.0, defaults.sparse_block_ns * f.aggregator[3],
                                      defaults.allgather_block_ns * f.allgather[2]};
             for (int a = 0; a < 3; ++a) {
-                if (a == 2 && static_cast<double>(max) * (block * 4 + 8) * size > 256e6) continue;
+                if (a == 2 && static_cast<double>(d.nonzero_max) * (block * 4 + 8) * size > 256e6) continue;
                 const double us = time_calls(iterations, [&] {
                     MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
                                           comms[a]);

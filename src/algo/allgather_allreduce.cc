@@ -12,6 +12,9 @@
 #include "core/reduce_kernels.h"
 
 namespace mpix::sparse::detail {
+namespace {
+constexpr std::size_t kScatterTileBytes = std::size_t{64} << 10;  // stays in L2 while pairs land in it
+}  // namespace
 
 // Record layout: uint64 n, then max_blocks uint64 block numbers, then max_blocks blocks of data,
 // padded to 8 bytes so every record's numbers stay aligned.
@@ -21,31 +24,9 @@ std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t ma
 
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
                  std::byte *record) {
-    // The visitor captures one pointer, so std::function keeps it inline (no allocation per call).
-    struct Packing {
-        const BlockLayout &layout;
-        std::size_t block_bytes;
-        std::uint64_t max_blocks;
-        std::uint64_t *index;
-        std::byte *data;
-        std::uint64_t n;
-    } p{layout,
-        layout.block_bytes(),
-        max_blocks,
-        reinterpret_cast<std::uint64_t *>(record + 8),
-        record + 8 + max_blocks * 8,
-        0};
-    source.visit(0, layout.num_blocks(), [q = &p](const BlockBatch &b) {
-        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(b.n, q->max_blocks - q->n));
-        if (take == 0) return;
-        for (std::size_t i = 0; i < take; ++i)
-            q->index[q->n + i] = b.block(i);
-        // The batch's blocks are back to back; only the vector's final block may be short.
-        std::memcpy(q->data + q->n * q->block_bytes, b.data,
-                    (take - 1) * q->block_bytes + q->layout.bytes_of(b.block(take - 1)));
-        q->n += take;
-    });
-    std::memcpy(record, &p.n, 8);
+    const std::uint64_t n = source.copy_blocks(layout, max_blocks, reinterpret_cast<std::uint64_t *>(record + 8),
+                                               record + 8 + max_blocks * 8);
+    std::memcpy(record, &n, 8);
 }
 
 namespace {
@@ -105,6 +86,66 @@ void reduce_records(StreamResources &resources, const BlockLayout &layout, const
     pool.release(std::move(out));
 }
 
+bool exact_from_zero(const ReduceKernels &kernels, const std::vector<GatheredRecord> &records) {
+    if (kernels.exact_from_zero == nullptr) return true;
+    for (const GatheredRecord &c : records)
+        if (!kernels.exact_from_zero(c.data, static_cast<std::size_t>(c.n))) return false;
+    return true;
+}
+
+// Element records that op takes exactly from zero, into a dense output: a tile at a time, zeroed,
+// every record's pairs there scattered into it in rank order. No slot counts contributors (most of
+// the windowed reduction's time on pairs). An output that stays cached is its own tile; a larger one
+// gets each tile from a scratch tile in one ordered write, since stores scattered into it would each
+// read their line from memory first (2M-4M floats at 1%, 4 ranks: 1.4x slower than the windowed
+// reduction that way).
+void scatter_records(StreamResources &resources, const BlockLayout &layout, const ReduceKernels &kernels,
+                     std::vector<GatheredRecord> &records, ResultSink &sink) {
+    const std::uint64_t blocks = layout.num_blocks();
+    const std::size_t elem = layout.block_bytes();
+    const std::uint64_t span = std::max<std::uint64_t>(1, kScatterTileBytes / elem);
+    BufferPool::Buffer tile = resources.buffers.acquire(static_cast<std::size_t>(span) * elem);
+    const bool cached = layout.total_bytes() <= kStreamingFillBytes;
+    std::uint64_t cover = 0;  // the sink has [0, cover)
+    auto zeros_up_to = [&](std::uint64_t end) {
+        if (end <= cover) return;
+        MessageView view;
+        view.cover_begin = cover;
+        view.cover_end = end;
+        view.first = cover;
+        sink.write(view);
+    };
+    for (;;) {
+        std::uint64_t base = blocks;
+        for (const GatheredRecord &c : records)
+            if (c.at < c.n) base = std::min(base, c.index[c.at]);
+        if (base == blocks) break;
+        const std::uint64_t end = std::min(blocks, base + span);
+        std::byte *at = cached ? sink.overwrite(base, end - base) : tile.data();
+        std::memset(at, 0, static_cast<std::size_t>(end - base) * elem);
+        for (GatheredRecord &c : records) {
+            const std::uint64_t *stop = std::lower_bound(c.index + c.at, c.index + c.n, end);
+            const auto k = static_cast<std::size_t>(stop - (c.index + c.at));
+            kernels.scatter_elements(at, base, c.index + c.at, c.data + c.at * elem, k);
+            c.at += k;
+        }
+        zeros_up_to(base);
+        if (!cached) {
+            MessageView view;
+            view.cover_begin = base;
+            view.cover_end = end;
+            view.dense = true;
+            view.first = base;
+            view.n = end - base;
+            view.data = at;
+            sink.write(view);
+        }
+        cover = end;
+    }
+    zeros_up_to(blocks);
+    resources.buffers.release(std::move(tile));
+}
+
 }  // namespace
 
 void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
@@ -122,7 +163,13 @@ void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, 
             fail(ErrorId::ProtocolViolation, "allgather record with bad block numbers");
         records.push_back({idx, rec + 8 + max_blocks * 8, count, 0});
     }
-    reduce_records(resources, layout, kernels_for(type, op), records, sink);
+    const ReduceKernels &kernels = kernels_for(type, op);
+    if (layout.block_elems == 1 && kernels.scatter_elements != nullptr && sink.overwrite(0, 0) != nullptr &&
+        exact_from_zero(kernels, records)) {
+        scatter_records(resources, layout, kernels, records, sink);
+        return;
+    }
+    reduce_records(resources, layout, kernels, records, sink);
 }
 
 }  // namespace mpix::sparse::detail

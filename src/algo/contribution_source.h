@@ -49,6 +49,10 @@ class ContributionSource {
     // Calls fn with batches covering every block with data in [from, limit), in ascending order.
     virtual void visit(std::uint64_t from, std::uint64_t limit,
                        const std::function<void(const BlockBatch &)> &fn) const = 0;
+    // Copies the first max_blocks blocks with data, in ascending order: their numbers to index, their
+    // data back to back to data (the vector's final block with its own length). Returns how many.
+    virtual std::uint64_t copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks, std::uint64_t *index,
+                                      std::byte *data) const;
 };
 
 // Upper bound of the payload bytes pack() writes for a plan of at most max_blocks blocks of
@@ -107,6 +111,8 @@ class PairsSource final : public ContributionSource {
     const std::byte *dense_run(const MessagePlan &) const override { return nullptr; }
     void visit(std::uint64_t from, std::uint64_t limit,
                const std::function<void(const BlockBatch &)> &fn) const override;
+    std::uint64_t copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks, std::uint64_t *index,
+                              std::byte *data) const override;
 
   private:
     std::size_t lower_bound(std::uint64_t index) const;

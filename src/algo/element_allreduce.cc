@@ -7,6 +7,7 @@
 
 #include "algo/contribution_source.h"
 #include "algo/device_staging.h"
+#include "algo/mpi_requests.h"
 #include "algo/result_sink.h"
 #include "algo/sparse_operation.h"
 #include "core/comm_state.h"
@@ -75,14 +76,26 @@ class ElementAllreduce final : public SparseOperation {
             dense = dense_scratch_.data();
         }
         densify(in_, call_.sparse_capable ? &pairs_ : nullptr, dense, extent_);
-        if (state().size() > 1)
-            mpi_.iallreduce(MPI_IN_PLACE, dense, static_cast<std::uint64_t>(in_.count), in_.datatype, in_.op,
-                            state().comm());
-        if (out_.indices != nullptr) {
-            present_ = presence_of(in_);
-            if (state().size() > 1)
-                mpi_.iallreduce(MPI_IN_PLACE, present_.data(), present_.size(), MPI_UINT8_T, MPI_BOR, state().comm());
+        dense_ = dense;
+        if (out_.indices != nullptr) present_ = presence_of(in_);
+        if (state().size() == 1) return;
+        // The call is blocking on every rank: MPI's blocking MPI_Allreduce, as the block variant's
+        // blocking calls do (Open MPI's non-blocking one took 11.3-11.7 ms where MPI_Allreduce took
+        // 6.6-7.8, 1M floats, 4 ranks). Not with a timeout, which only the non-blocking wait keeps.
+        if (state().config().timeout_s <= 0) {
+            defer_dense_to_caller();
+            return;
         }
+        mpi_.iallreduce(MPI_IN_PLACE, dense, static_cast<std::uint64_t>(in_.count), in_.datatype, in_.op,
+                        state().comm());
+        if (out_.indices != nullptr)
+            mpi_.iallreduce(MPI_IN_PLACE, present_.data(), present_.size(), MPI_UINT8_T, MPI_BOR, state().comm());
+    }
+    void dense_by_caller() override {
+        blocking_allreduce(MPI_IN_PLACE, dense_, static_cast<std::uint64_t>(in_.count), in_.datatype, in_.op,
+                           state().comm());
+        if (out_.indices != nullptr)
+            blocking_allreduce(MPI_IN_PLACE, present_.data(), present_.size(), MPI_UINT8_T, MPI_BOR, state().comm());
     }
     void finish_dense() override {
         if (out_.device) device_memory()->upload(dense_scratch_.data(), dense_scratch_.size(), out_.dense);
@@ -126,6 +139,7 @@ class ElementAllreduce final : public SparseOperation {
     std::optional<CollectingResultSink> collecting_;
     std::optional<StagedResultSink> staged_sink_;
     std::vector<std::byte> dense_scratch_;
+    std::byte *dense_ = nullptr;  // the dense path's vector: the output, or dense_scratch_
     std::vector<std::uint8_t> present_;
 };
 

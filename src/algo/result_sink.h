@@ -17,6 +17,10 @@ class ResultSink {
     // The output memory of blocks [first, first + n) when results may be written there directly
     // (fetched or reduced in place), else null.
     virtual std::byte *in_place(std::uint64_t first, std::uint64_t n) = 0;
+    // The output memory of blocks [first, first + n) for a writer that overwrites all of it, zeros
+    // included, when the output is a dense host vector (then a dense view may also carry zeros for
+    // blocks outside the union); else null.
+    virtual std::byte *overwrite(std::uint64_t, std::uint64_t) { return nullptr; }
     // Stores the blocks a result message carries. For a dense output, gap blocks of a dense run are
     // zero bytes and may be copied with the run.
     virtual void write(const MessageView &view) = 0;
@@ -33,6 +37,7 @@ class DenseResultSink final : public ResultSink {
     std::byte *in_place(std::uint64_t first, std::uint64_t) override {
         return write_zeros_ ? nullptr : out_ + layout_.offset_of(first);
     }
+    std::byte *overwrite(std::uint64_t first, std::uint64_t) override { return out_ + layout_.offset_of(first); }
     void write(const MessageView &view) override;
 
   private:

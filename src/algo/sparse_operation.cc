@@ -59,7 +59,6 @@ void SparseOperation::release_held() {
     if (scratch_) {
         BufferPool &pool = scratch_->resources.buffers;
         pool.release(std::move(gathered_));
-        pool.release(std::move(record_));
     }
 }
 
@@ -190,12 +189,13 @@ void SparseOperation::start_allgather() {
     record_bytes_ = static_cast<std::size_t>(allgather_record_bytes(call_.layout, plan_.max_contribution));
     BufferPool &pool = scratch().resources.buffers;
     scratch().resources.profile = profile_;
-    record_ = pool.acquire(record_bytes_);
     gathered_ = pool.acquire(record_bytes_ * static_cast<std::size_t>(ranks));
-    pack_record(source(), call_.layout, plan_.max_contribution, record_.data());
+    // Packed straight into this rank's slot of the gathered records: no copy of its own record.
+    pack_record(source(), call_.layout, plan_.max_contribution,
+                gathered_.data() + record_bytes_ * static_cast<std::size_t>(state_.rank()));
     MPI_Request r = MPI_REQUEST_NULL;
-    mpi_.add(MPI_Iallgather(record_.data(), static_cast<int>(record_bytes_), MPI_BYTE, gathered_.data(),
-                            static_cast<int>(record_bytes_), MPI_BYTE, state_.comm(), &r),
+    mpi_.add(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered_.data(), static_cast<int>(record_bytes_),
+                            MPI_BYTE, state_.comm(), &r),
              r, "MPI_Iallgather");
     counters_.bytes_sent += record_bytes_ * static_cast<std::uint64_t>(ranks - 1);
     counters_.bytes_received += record_bytes_ * static_cast<std::uint64_t>(ranks - 1);

@@ -128,7 +128,7 @@ class SparseOperation : public Operation {
     std::vector<SumMax> agreement_;
     Demand demand_;
     Plan plan_;
-    BufferPool::Buffer gathered_, record_;
+    BufferPool::Buffer gathered_;
     std::size_t record_bytes_ = 0;
     StreamSpec spec_;
     std::optional<StreamingOperation> stream_;

@@ -30,16 +30,23 @@ struct CostParams {
     double sparse_alpha_us = 80.0;
     double sparse_beta_ns = 0.249;
     double sparse_copy_ns = 0.127;
+    // Refitted after the allgather began to scatter gathered pairs into output tiles instead of
+    // reducing them through counted windows (docs/performance.md, "The element variant: scattered
+    // pairs"): allgather beta 1.5 -> 0.75 (calibrate_cost_model's block grid fitted 0.72); the three
+    // per-block and output constants below with calibrate_cost_model --elements (sparse block 3 ->
+    // 7.3, allgather block 5 -> 0, memory 0.15 -> 0.105).
     // ns of per-block work (accumulate, list, place) per block the busiest rank handles: invisible for
     // 256-element blocks, dominant for the element variant's one-element blocks.
-    double sparse_block_ns = 3.0;
-    // Allgather of non-zero blocks or pairs: latency per log2(P) step (µs), ns per byte gathered.
+    double sparse_block_ns = 7.3;
+    // Allgather of non-zero blocks or pairs: latency per log2(P) step (µs), ns per byte gathered, ns
+    // per block merged (P * D).
     double allgather_alpha_us = 30.0;
-    double allgather_beta_ns = 1.5;
-    double allgather_block_ns = 5.0;  // per block merged (P * D)
-    // ns per byte of an output the sparse algorithms must zero themselves (the element variant's dense
-    // output; the block variant zeroes during its scan, before the choice).
-    double memory_ns = 0.15;
+    double allgather_beta_ns = 0.75;
+    double allgather_block_ns = 0.0;
+    // ns per byte of an output every algorithm must write whole (the element variant's dense output,
+    // which the dense path fills when it densifies the pairs; the block variant zeroes during its scan,
+    // before the choice).
+    double memory_ns = 0.105;
     // ns per byte crossing PCIe when some rank's buffers are in device memory: the dense path stages
     // whole buffers both ways, the sparse ones only non-zero blocks and the union (not fitted on a GPU
     // machine yet: ~25 GB/s, a PCIe 4/5 link shared by a few ranks).

@@ -324,7 +324,17 @@ void Library::run(CommState &state, std::unique_ptr<Operation> op) {
         std::lock_guard<std::recursive_mutex> engine(engine_lock());
         state.start(o);
     }
-    wait_until([&] { return o.retired(); }, [&] { return o.describe(); });
+    const auto describe = [&] { return o.describe(); };
+    wait_until([&] { return o.retired() || o.caller_work_pending(); }, describe);
+    bool retired = false;
+    {
+        std::lock_guard<std::recursive_mutex> engine(engine_lock());
+        retired = o.retired();
+    }
+    if (!retired) {
+        o.run_caller_work();  // outside the engine lock (see Operation::caller_work_pending)
+        wait_until([&] { return o.retired(); }, describe);
+    }
     const OpError error = o.error();
     dispose(std::move(op));
     if (error) throw error.to_error();

@@ -99,7 +99,9 @@ CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
     e.union_blocks = f.union_blocks;
     e.dense_us =
         c.dense_alpha_us * f.dense[0] + dense_ns_per_byte(c, static_cast<double>(d.layout.total_bytes())) * f.dense[1];
+    // Every path writes the whole output: the dense one when it densifies the pairs.
     const double zero = c.memory_ns * f.output_zero;
+    e.dense_us += zero;
     e.aggregator_us = c.sparse_alpha_us * f.aggregator[0] + c.sparse_beta_ns * f.aggregator[1] +
                       c.sparse_copy_ns * f.aggregator[2] + c.sparse_block_ns * f.aggregator[3] + zero;
     e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1] +

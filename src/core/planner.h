@@ -47,7 +47,7 @@ struct CostFeatures {
     double aggregator[4] = {};
     // allgather: {log2 steps, gathered bytes, merged blocks} x {alpha_us, beta_ns, block_ns}
     double allgather[3] = {};
-    // both sparse algorithms: output bytes to zero x memory_ns
+    // every algorithm (the element variant writes its whole output): output bytes to zero x memory_ns
     double output_zero = 0;
     // bytes (thousands) crossing nodes per link direction, per algorithm (dense, aggregator,
     // allgather) x link_ns; zero on one node

@@ -139,6 +139,28 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
     }
 }
 
+template <class T, class Op>
+void scatter_elements(std::byte *out, std::uint64_t base, const std::uint64_t *index, const std::byte *values,
+                      std::size_t n) {
+    T *o = reinterpret_cast<T *>(out);
+    const T *v = reinterpret_cast<const T *>(values);
+    for (std::size_t i = 0; i < n; ++i) {
+        T &slot = o[index[i] - base];
+        slot = Op::combine(slot, v[i]);
+    }
+}
+
+// 0 + x is x for every float but -0 (gives +0) and a signalling NaN (comes out quiet); zeros and
+// NaNs are rare in sparse values, so any of them sends the call to the counting path.
+template <class T>
+bool exact_from_zero_float(const std::byte *values, std::size_t n) {
+    const T *v = reinterpret_cast<const T *>(values);
+    unsigned inexact = 0;  // an integer reduction, so the loop vectorizes
+    for (std::size_t i = 0; i < n; ++i)
+        inexact |= static_cast<unsigned>(!(v[i] == v[i]) | (v[i] == T(0)));
+    return inexact == 0;
+}
+
 template <class T>
 void finish_partial_float(std::byte *slot, std::size_t elems) {
     T *a = reinterpret_cast<T *>(slot);
@@ -297,6 +319,8 @@ constexpr ReduceKernels make_kernels() {
     k.init = &init_elems<T, Op>;
     k.combine = &combine_elems<T, Op>;
     k.collect_elements = &collect_elements<T, Op>;
+    k.scatter_elements = &scatter_elements<T, Op>;
+    if constexpr (std::is_floating_point_v<T>) k.exact_from_zero = &exact_from_zero_float<T>;
     return k;
 }
 

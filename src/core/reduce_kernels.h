@@ -32,6 +32,13 @@ struct ReduceKernels {
     // acc[i] = init(x[i]) and acc[i] = op(acc[i], x[i]) over n elements: duplicates and allgather.
     void (*init)(std::byte *acc, const std::byte *x, std::size_t n);
     void (*combine)(std::byte *acc, const std::byte *x, std::size_t n);
+    // One-element blocks into zeros: out[index[i] - base] = op(out[index[i] - base], values[i]) for
+    // i in [0, n). Contributors scattered one after another in a fixed order give the windowed result
+    // bit for bit when op(0, x) == init(x) for every value, which exact_from_zero checks (null: true
+    // for every value). Null for 16-bit floats (their sums are rounded once, from float slots).
+    void (*scatter_elements)(std::byte *out, std::uint64_t base, const std::uint64_t *index, const std::byte *values,
+                             std::size_t n);
+    bool (*exact_from_zero)(const std::byte *values, std::size_t n);
     // 16-bit floats accumulate in float, rounded once at the end: accumulate, finish_partial and
     // collect_elements then work on float slots (accumulator_size bytes per element), and narrow
     // rounds n of them into the element type. Null (and accumulator_size == element size) otherwise.

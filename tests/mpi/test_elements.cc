@@ -150,6 +150,35 @@ TEST(Elements, RandomizedAgainstDenseReference) {
     }
 }
 
+TEST(Elements, AllgatherScattersNonZeroPairsIntoCachedAndTiledOutputs) {
+    // No value is zero, so the allgather's reduction scatters the pairs (the randomized test above
+    // mostly sends zeros and so the counted windows); 700000 doubles (5.6 MB) go through output tiles.
+    const int rank = world_rank();
+    ElementComms comms;
+    for (const std::int64_t count : {std::int64_t{5000}, std::int64_t{700000}}) {
+        std::mt19937_64 rng(static_cast<unsigned>(count) + static_cast<unsigned>(rank));
+        std::vector<std::int64_t> idx;
+        std::vector<double> val;
+        std::vector<double> dense(static_cast<std::size_t>(count), 0.0), want(dense.size());
+        for (std::int64_t i = 0; i < count / 50; ++i) {
+            idx.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(count)));
+            val.push_back(static_cast<double>(1 + rng() % 9));
+            dense[static_cast<std::size_t>(idx.back())] += val.back();
+        }
+        MPI_Allreduce(dense.data(), want.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (const char *algorithm : {"allgather", "auto"}) {
+            SCOPED_TRACE(::testing::Message() << "count " << count << " algorithm " << algorithm);
+            std::vector<double> out(dense.size() + 1, -99.0);
+            EXPECT_EQ(MPIX_Sparse_allreduce_elements(static_cast<MPI_Count>(idx.size()), idx.data(), val.data(),
+                                                     out.data(), count, MPI_DOUBLE, MPI_SUM, comms.get(algorithm)),
+                      MPI_SUCCESS);
+            EXPECT_EQ(out.back(), -99.0) << "wrote past count";
+            out.pop_back();
+            EXPECT_EQ(out, want);
+        }
+    }
+}
+
 TEST(Elements, ZeroPairsOnSomeOrAllRanks) {
     const int rank = world_rank();
     std::vector<float> out(5000, 1.0f);
