@@ -107,13 +107,13 @@ void BlockAllreduce::start_dense() {
     dense_in_ = sendbuf_;
     dense_out_ = recvbuf_;
     if (device_ != nullptr && !stage_for_dense()) return;
-    // A blocking call's dense path is MPI's own blocking MPI_Allreduce: Open MPI's non-blocking one
-    // (libnbc) is up to 1.4x slower at 128 KiB-1 MiB on one node. Every rank decides alike: the call
-    // is blocking on every rank, and the plan, the streak and the configuration are shared. Not with
-    // a timeout (which must then be set alike on every rank): a stalled peer must end the call with
-    // an error, which only the non-blocking wait can do. Operations on other communicators wait
-    // meanwhile, as they do during any blocking MPI call the program makes.
-    if (blocking_ && state().config().timeout_s <= 0) {
+    // A blocking call's dense path is MPI's own blocking MPI_Allreduce where that is the faster one
+    // (CommState::blocking_dense: on one node, without a timeout). Every rank decides alike: the call
+    // is blocking on every rank, and the plan, the streak and the configuration are shared. A timeout
+    // (which must then be set alike on every rank) keeps the non-blocking wait, which alone can end
+    // the call with an error when a peer stalls. Operations on other communicators wait meanwhile,
+    // as they do during any blocking MPI call the program makes.
+    if (blocking_ && state().blocking_dense()) {
         defer_dense_to_caller();
         return;
     }
@@ -224,7 +224,7 @@ bool blocking_dense_at_once(CommState &state, const void *sendbuf, void *recvbuf
                             MPI_Datatype datatype, MPI_Op op) {
     {
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-        if (!state.idle() || state.broken() || state.profile() != nullptr || state.config().timeout_s > 0) return false;
+        if (!state.idle() || state.broken() || state.profile() != nullptr || !state.blocking_dense()) return false;
         // The same decision the call would make in line (BlockAllreduce::activate), made here only when
         // nothing is in line: a streak call is used up once, here or there, so every rank's streak
         // stays the same. (take() changes nothing when it says no.)

@@ -75,6 +75,12 @@ class CommState final : public MessageSink, public Progressable {
     // Nodes the ranks are on and the most ranks on one node (1 and size() on one node).
     int nodes() const { return nodes_; }
     int ranks_per_node() const { return ranks_per_node_; }
+    // Whether a blocking call's dense path is MPI's blocking MPI_Allreduce rather than the
+    // non-blocking one waited on: on one node Open MPI's blocking algorithms are up to 1.4x faster
+    // than libnbc's; across nodes over TCP (the emulated cluster) libnbc's are (16 MiB, 4 nodes at
+    // 1 Gbit/s: 253 ms against 356). Never with a timeout, which only the non-blocking wait keeps.
+    // Every rank answers alike (settings and node count are agreed at creation).
+    bool blocking_dense() const { return config_.timeout_s <= 0 && nodes_ == 1; }
     const Group &group() const { return group_; }
     std::uint32_t context() const { return context_; }
     bool created_by_comm_create() const { return created_by_comm_create_; }
