@@ -34,8 +34,9 @@ std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *se
 // A blocking call on host buffers that goes dense, made at once with MPI_Allreduce when nothing is
 // in line on `state` (the same MPI collective, in the same order, as its operation would make after
 // waiting its turn): no request, no operation, no progress loop. False when it must take the line
-// (something is in line, the data must be looked at, profiling or a timeout is on, the communicator
-// is broken). Call without the engine lock; throws Error(MpiFailure) when MPI fails.
+// (something is in line, the data must be looked at, profiling is on, the dense path is not the
+// blocking call (CommState::blocking_dense: a timeout, several nodes), the communicator is broken). Call without the
+// engine lock; throws Error(MpiFailure) when MPI fails.
 bool blocking_dense_at_once(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count,
                             MPI_Datatype datatype, MPI_Op op);
 

@@ -70,7 +70,12 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
         try {
             Config agreed = config;
             agreed.node_multicast = multicast;
+            std::vector<int> worker_nodes;  // in the workers communicator's rank order (split by parent rank)
+            for (int w : group.workers)
+                worker_nodes.push_back(node[static_cast<std::size_t>(w)]);
             auto state = std::make_unique<CommState>(workers, agreed, context, std::move(group), std::move(links));
+            // Nodes known (a blocking call's dense path depends on them); no link probe, as before.
+            state->learn_nodes(worker_nodes);
             state->set_created_by_comm_create();
             library.register_sink(context, state.get());
             library.attach(workers, std::move(state));

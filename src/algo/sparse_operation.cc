@@ -289,7 +289,7 @@ bool SparseOperation::step() {
     case Stage::DenseByCaller:
         if (!caller_ran_) return false;
         if (caller_error_ && !error_) error_ = *caller_error_;
-        finish_dense();
+        if (!error_) finish_dense();  // as the Dense stage: nothing reduced is taken from a failed call
         finish();
         return true;
     case Stage::Gather: {

@@ -93,13 +93,20 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
 
 // Nodes and the most ranks on one; across nodes, the link's cost per byte unless configured (a
 // hierarchy level inherits its parent's). Every rank gets the same values (the probe agrees on them).
-void CommState::learn_network(const std::vector<int> &node_of_rank) {
+void CommState::learn_nodes(const std::vector<int> &node_of_rank) {
     if (node_of_rank.empty()) return;
-    nodes_ = 1 + *std::max_element(node_of_rank.begin(), node_of_rank.end());
-    std::vector<int> per_node(static_cast<std::size_t>(nodes_), 0);
+    // Node numbers may skip values (a subset of a larger communicator's nodes): count distinct ones.
+    std::vector<int> per_node(static_cast<std::size_t>(1 + *std::max_element(node_of_rank.begin(), node_of_rank.end())),
+                              0);
     for (int n : node_of_rank)
         ++per_node[static_cast<std::size_t>(n)];
+    nodes_ = static_cast<int>(std::count_if(per_node.begin(), per_node.end(), [](int k) { return k > 0; }));
     ranks_per_node_ = *std::max_element(per_node.begin(), per_node.end());
+}
+
+void CommState::learn_network(const std::vector<int> &node_of_rank) {
+    if (node_of_rank.empty()) return;
+    learn_nodes(node_of_rank);
     if (nodes_ > 1 && config_.cost.link_ns <= 0) config_.cost.link_ns = probe_link_ns(internal_, node_of_rank);
     if (nodes_ > 1 && debug_enabled() && rank_ == 0)
         std::fprintf(stderr, "mpix_sparse: %d ranks on %d nodes (at most %d on one): %.3f ns per byte between nodes\n",
