@@ -1,6 +1,6 @@
 // OSU-style latency measurement of several methods at once: every call is preceded by MPI_Barrier
-// and timed alone with MPI_Wtime, and the methods alternate call by call (starting with a different
-// one each iteration), so clock drift, noise and cache state hit all of them alike.
+// and timed alone with MPI_Wtime, and the methods alternate call by call (in a different order each
+// iteration, the same on every rank), so clock drift, noise and cache state hit all of them alike.
 #ifndef MPIX_SPARSE_BENCH_INTERLEAVED_TIMER_H
 #define MPIX_SPARSE_BENCH_INTERLEAVED_TIMER_H
 
