@@ -83,6 +83,9 @@ void SparseOperation::agree(const SparseCall &call) {
     put(AgreementFields::kAlgorithm, static_cast<std::int64_t>(state_.config().algorithm));
     put(AgreementFields::kNonzero, local ? 0 : static_cast<std::int64_t>(call.nonzero));
     put(AgreementFields::kDevice, call.device ? 1 : 0);
+    // Element calls with a dense output on some ranks and a sparse one on others would plan
+    // differently (only a sparse output rules out the dense path): a mismatch like any other.
+    put(AgreementFields::kOutput, !call.allow_dense ? 2 : call.output_to_zero ? 1 : 0);
     for (std::size_t j = 0; j < bins && !local; ++j) {
         const std::uint64_t lo = std::min(blocks, j * width);
         const std::uint64_t hi = std::min(blocks, lo + width);
@@ -108,7 +111,7 @@ void SparseOperation::on_agreed() {
         return;
     }
     for (std::size_t f : {AgreementFields::kCount, AgreementFields::kType, AgreementFields::kOp,
-                          AgreementFields::kBlockElems, AgreementFields::kAlgorithm}) {
+                          AgreementFields::kBlockElems, AgreementFields::kAlgorithm, AgreementFields::kOutput}) {
         if (!all_equal(v[f], workers)) {
             error_ = OpError{ErrorId::ArgumentMismatch, {}};
             finish();

@@ -37,7 +37,18 @@ class AgreementOp {
 
 // What ranks agree on before a block- or element-sparse call.
 struct AgreementFields {
-    enum : std::size_t { kCount = 0, kType, kOp, kBlockElems, kError, kAlgorithm, kNonzero, kDevice, kHeader };
+    enum : std::size_t {
+        kCount = 0,
+        kType,
+        kOp,
+        kBlockElems,
+        kError,
+        kAlgorithm,
+        kNonzero,
+        kDevice,
+        kOutput,  // what the call writes: the block variant's buffer, or the element variant's outputs
+        kHeader
+    };
 };
 
 }  // namespace mpix::sparse::detail

@@ -87,7 +87,8 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
     {ErrorId::RemoteArgument, ErrorKind::Remote,
      "MPIX_Sparse: another rank passed invalid arguments to this collective call"},
     {ErrorId::ArgumentMismatch, ErrorKind::Remote,
-     "MPIX_Sparse: ranks passed different count, datatype or op to the same collective call"},
+     "MPIX_Sparse: ranks passed different count, datatype or op to the same collective call (or mixed "
+     "the element variant's dense and sparse outputs)"},
     {ErrorId::RemoteFailure, ErrorKind::Remote,
      "MPIX_Sparse: another rank failed this collective call and told this rank (its own error names the cause)"},
     {ErrorId::TransportFailure, ErrorKind::Transport,

@@ -122,6 +122,25 @@ TEST_F(Errors, MismatchedCountsAcrossRanks) {
     expect_library_works();
 }
 
+// The element variant with a dense output on rank 0 and a sparse one elsewhere: the ranks would
+// plan differently (a sparse output never goes dense), so every rank gets the mismatch instead.
+TEST_F(Errors, ElementOutputsThatDifferAcrossRanks) {
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    std::vector<std::int64_t> idx{3, 70000};
+    std::vector<float> val{1.0f, 2.0f}, out(100000, 7.0f);
+    MPIX_Sparse_vector v = nullptr;
+    const int rc =
+        world_rank() == 0
+            ? MPIX_Sparse_allreduce_elements(2, idx.data(), val.data(), out.data(), 100000, MPI_FLOAT, MPI_SUM, comm_)
+            : MPIX_Sparse_allreduce_elements_sparse(2, idx.data(), val.data(), 100000, MPI_FLOAT, MPI_SUM, comm_, &v);
+    expect_error(rc, MPIX_ERR_SPARSE_REMOTE, "dense and sparse outputs");
+    EXPECT_EQ(v, nullptr);
+    if (world_rank() == 0) {
+        EXPECT_EQ(out[3], 7.0f) << "nothing written";
+    }
+    expect_library_works();
+}
+
 // Derived datatypes are outside the sparse path: MPI_Allreduce serves them, with the same result.
 TEST_F(Errors, DerivedDatatypesGoToTheDensePath) {
     MPI_Datatype pair;
