@@ -91,8 +91,6 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
     }
 }
 
-// Nodes and the most ranks on one; across nodes, the link's cost per byte unless configured (a
-// hierarchy level inherits its parent's). Every rank gets the same values (the probe agrees on them).
 void CommState::learn_nodes(const std::vector<int> &node_of_rank) {
     if (node_of_rank.empty()) return;
     // Node numbers may skip values (a subset of a larger communicator's nodes): count distinct ones.
@@ -104,6 +102,8 @@ void CommState::learn_nodes(const std::vector<int> &node_of_rank) {
     ranks_per_node_ = *std::max_element(per_node.begin(), per_node.end());
 }
 
+// Nodes and the most ranks on one; across nodes, the link's cost per byte unless configured (a
+// hierarchy level inherits its parent's). Every rank gets the same values (the probe agrees on them).
 void CommState::learn_network(const std::vector<int> &node_of_rank) {
     if (node_of_rank.empty()) return;
     learn_nodes(node_of_rank);
