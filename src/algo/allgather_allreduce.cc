@@ -104,8 +104,9 @@ void scatter_records(StreamResources &resources, const BlockLayout &layout, cons
     const std::uint64_t blocks = layout.num_blocks();
     const std::size_t elem = layout.block_bytes();
     const std::uint64_t span = std::max<std::uint64_t>(1, kScatterTileBytes / elem);
-    BufferPool::Buffer tile = resources.buffers.acquire(static_cast<std::size_t>(span) * elem);
     const bool cached = layout.total_bytes() <= kStreamingFillBytes;
+    BufferPool::Buffer tile;  // the scratch tile, for an output that does not stay cached
+    if (!cached) tile = resources.buffers.acquire(static_cast<std::size_t>(span) * elem);
     std::uint64_t cover = 0;  // the sink has [0, cover)
     auto zeros_up_to = [&](std::uint64_t end) {
         if (end <= cover) return;

@@ -126,11 +126,12 @@ class CommState final : public MessageSink, public Progressable {
     // Tells dedicated aggregators this worker is leaving (before the communicator goes away).
     void say_goodbye();
 
-    // The error that broke this communicator (false when it works).
     // Which node each rank (of comm()) is on, for a communicator built without learn_network (the
     // dedicated mode's workers): node count and ranks per node only, no link probe (link_ns stays as
     // configured). Collective-free; every rank must pass the same vector.
     void learn_nodes(const std::vector<int> &node_of_rank);
+
+    // The error that broke this communicator (false when it works).
     const OpError &broken() const { return broken_; }
     // Breaks it (engine lock held): see the header comment. Spreads to its hierarchy levels and to
     // the communicator they belong to.
