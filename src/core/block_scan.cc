@@ -30,6 +30,28 @@ inline bool bytes_are_zero_inline(const std::byte *p, std::size_t n) {
     return acc == 0;
 }
 
+// The OR of every line of [p, p + n), n a multiple of 64, without an early exit: no branch depends on
+// the data, so loads run ahead across blocks.
+inline std::uint64_t or_of_lines(const std::byte *p, std::size_t n) {
+    std::uint64_t acc = 0;
+    for (std::size_t i = 0; i < n; i += 64) {
+        std::uint64_t w[8];
+        std::memcpy(w, p + i, sizeof w);
+        acc |= ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
+    }
+    return acc;
+}
+
+// Whether a word of 64 blocks is scanned without branches on the data. Where zero and non-zero
+// blocks mix unpredictably, the early exit of a non-zero block mispredicts about once a block and
+// each misprediction waits for a load from memory: 64 MiB at 50% random took 10 ms to scan against
+// 7 with every line read (one process). Where nearly every block is non-zero, the early exit reads
+// one line of each, and where nearly none is, it predicts well. Decided by the previous word.
+inline bool mixed(std::uint64_t previous_bits) {
+    const int n = __builtin_popcountll(previous_bits);
+    return n > 8 && n < 44;
+}
+
 }  // namespace
 
 bool bytes_are_zero(const std::byte *p, std::size_t n) {
@@ -46,8 +68,33 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
     const bool streaming = layout.total_bytes() >= kStreamingFillBytes;
     std::uint64_t nonzero = 0;
     std::uint64_t *words = bitmap.words();
+    // Words of 64 whole blocks of whole lines may take the branch-free scan.
+    const bool lines = block_bytes % 64 == 0 && block_bytes > 0 && blocks > 0;
+    const std::uint64_t whole_words =
+        lines ? (layout.bytes_of(blocks - 1) == block_bytes ? blocks : blocks - 1) / 64 : 0;
+    std::uint64_t previous = 0;
     for (std::uint64_t word = 0; word * 64 < blocks; ++word) {
         std::uint64_t bits = 0;
+        if (word < whole_words && mixed(previous)) {
+            const std::byte *base = data + static_cast<std::size_t>(word * 64) * block_bytes;
+            for (unsigned j = 0; j < 64; ++j)
+                bits |= std::uint64_t{or_of_lines(base + j * block_bytes, block_bytes) != 0} << j;
+            if (zero_fill != nullptr) {
+                // Runs of zero blocks, each filled at once.
+                std::byte *out = zero_fill + static_cast<std::size_t>(word * 64) * block_bytes;
+                for (std::uint64_t zero = ~bits; zero != 0;) {
+                    const unsigned first = static_cast<unsigned>(__builtin_ctzll(zero));
+                    const std::uint64_t after = ~(zero >> first);  // 0 when the run reaches bit 63
+                    const unsigned run = after == 0 ? 64 - first : static_cast<unsigned>(__builtin_ctzll(after));
+                    fill_zero(out + first * block_bytes, run * block_bytes, streaming);
+                    zero = first + run >= 64 ? 0 : zero & (~std::uint64_t{0} << (first + run));
+                }
+            }
+            words[word] = bits;
+            nonzero += static_cast<std::uint64_t>(__builtin_popcountll(bits));
+            previous = bits;
+            continue;
+        }
         const std::uint64_t end = (word + 1) * 64 < blocks ? (word + 1) * 64 : blocks;
         for (std::uint64_t k = word * 64; k < end; ++k) {
             const std::size_t offset = static_cast<std::size_t>(k) * block_bytes;
@@ -60,6 +107,7 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
         }
         words[word] = bits;
         nonzero += static_cast<std::uint64_t>(__builtin_popcountll(bits));
+        previous = bits;
     }
     if (zero_fill != nullptr && streaming) store_fence();
     return nonzero;

@@ -66,6 +66,48 @@ TEST(BlockScan, ZeroFillsTheOutputOnlyWhereTheInputIsZero) {
     }
 }
 
+// Every density, so that words of 64 blocks take both the early-exit and the branch-free scan (chosen
+// by the previous word's count), with the one non-zero byte anywhere in its block, blocks of one
+// line and of many, a partial last block; against a byte-by-byte reference.
+TEST(BlockScan, MatchesAReferenceAtEveryDensity) {
+    std::uint32_t seed = 12345;
+    auto next = [&seed] {
+        seed = seed * 1664525u + 1013904223u;
+        return seed >> 8;
+    };
+    for (std::uint32_t block_elems : {16u, 256u, 100u}) {
+        for (std::size_t count : {std::size_t{64} * 256 * 80, std::size_t{64} * 256 * 80 - 77}) {
+            const BlockLayout layout{count, block_elems, 4};
+            std::vector<std::uint32_t> in(count, 0), out(count, 0xdeadbeef);
+            // Density drifts from 0% to 100% and back across the buffer.
+            const std::uint64_t blocks = layout.num_blocks();
+            for (std::uint64_t k = 0; k < blocks; ++k) {
+                const double phase = static_cast<double>(k) / static_cast<double>(blocks);
+                const double density = phase < 0.5 ? 2 * phase : 2 * (1 - phase);
+                if (static_cast<double>(next() % 1000) < 1000 * density) {
+                    const std::size_t elems = layout.elems_of(k);
+                    in[k * block_elems + next() % elems] = 1u << (next() % 32);
+                }
+            }
+            BlockBitmap bitmap;
+            bitmap.reset(blocks);
+            const std::uint64_t n = scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap,
+                                                reinterpret_cast<std::byte *>(out.data()));
+            std::uint64_t expected = 0;
+            for (std::uint64_t k = 0; k < blocks; ++k) {
+                bool nonzero = false;
+                for (std::size_t i = 0; i < layout.elems_of(k); ++i)
+                    nonzero = nonzero || in[k * block_elems + i] != 0;
+                expected += nonzero ? 1 : 0;
+                ASSERT_EQ(bitmap.test(k), nonzero) << "block " << k << " of " << block_elems;
+                for (std::size_t i = 0; i < layout.elems_of(k); ++i)
+                    ASSERT_EQ(out[k * block_elems + i], nonzero ? 0xdeadbeefu : 0u) << "block " << k;
+            }
+            EXPECT_EQ(n, expected);
+        }
+    }
+}
+
 TEST(BlockScan, BytesAreZeroHandlesEveryLength) {
     std::vector<std::byte> buf(300, std::byte{0});
     for (std::size_t n = 0; n < 300; ++n)
