@@ -141,6 +141,11 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *                                                                 results once to each other node, where
  *                                                                 a worker forwards them to the others
  *                                                                 through shared memory)
+ *   mpix_sparse_tune              (MPIX_SPARSE_TUNE)              auto | on | off; auto (on across nodes:
+ *                                                                 blocking calls measure the algorithms
+ *                                                                 the cost model finds close, and later
+ *                                                                 calls of that size and density run the
+ *                                                                 fastest; alike on every rank)
  *   mpix_sparse_dense_below       (MPIX_SPARSE_DENSE_BELOW)       bytes below which the dense path is
  *                                                                 always taken; 131072
  *   mpix_sparse_timeout           (MPIX_SPARSE_TIMEOUT)           seconds an operation may wait without

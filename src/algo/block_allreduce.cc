@@ -59,6 +59,7 @@ class BlockAllreduce final : public SparseOperation {
         blocking_allreduce(dense_in_, dense_out_, count_, datatype_, op_, state().comm());
     }
     void planned(Algorithm algorithm) override;
+    bool blocking() const override { return blocking_; }
     void finish_dense() override {
         if (on_device(kinds_.recv) && count_ > 0) device_->upload(dense_out_, dense_bytes(), recvbuf_);
     }
@@ -146,7 +147,7 @@ bool BlockAllreduce::stage_for_dense() {
 }
 
 void BlockAllreduce::planned(Algorithm algorithm) {
-    state().dense_streak().record(count_, datatype_, op_, algorithm == Algorithm::Dense);
+    state().dense_streak().record(count_, datatype_, op_, algorithm == Algorithm::Dense && dense_streak_allowed());
     // Only a sparse plan needs the contribution's blocks on the host: the dense one stages it all.
     if (algorithm == Algorithm::Dense || !on_device(kinds_.send) || call_.nonzero == 0) return;
     try {

@@ -122,6 +122,7 @@ class ElementAllreduce final : public SparseOperation {
     // Brings device indices and values to host staging; in_ then points there.
     void stage_input();
     OpError local_error() const override { return {local_, {}}; }
+    bool blocking() const override { return true; }  // the element calls are blocking only
     const ContributionSource &source() const override { return *source_; }
     ResultSink &sink() override {
         if (collecting_) return *collecting_;

@@ -38,6 +38,8 @@ void SparseOperation::reset() {
     stage_ = Stage::Idle;
     caller_ran_ = false;
     caller_error_.reset();
+    tuned_ = false;
+    dense_streak_allowed_ = true;
     error_ = OpError{};
     algorithm_ = Algorithm::Dense;
     counters_ = OpCounters{};
@@ -80,12 +82,20 @@ void SparseOperation::agree(const SparseCall &call) {
     put(AgreementFields::kError, call.local == SparseCall::Local::Failure    ? kFailure
                                  : call.local == SparseCall::Local::Argument ? kArgumentError
                                                                              : 0);
-    put(AgreementFields::kAlgorithm, static_cast<std::int64_t>(state_.config().algorithm));
+    // Tuning must be alike on every rank too: it changes the plan.
+    put(AgreementFields::kAlgorithm,
+        static_cast<std::int64_t>(state_.config().algorithm) * 2 + (state_.tuning() ? 1 : 0));
     put(AgreementFields::kNonzero, local ? 0 : static_cast<std::int64_t>(call.nonzero));
     put(AgreementFields::kDevice, call.device ? 1 : 0);
     // Element calls with a dense output on some ranks and a sparse one on others would plan
     // differently (only a sparse output rules out the dense path): a mismatch like any other.
     put(AgreementFields::kOutput, !call.allow_dense ? 2 : call.output_to_zero ? 1 : 0);
+    // The previous blocking call's time, for every rank's tuner alike (taken whether tuning or not,
+    // so a report never outlives a change of plan).
+    const CallTuner::Report report = state_.tuner().take_report();
+    put(AgreementFields::kTunerTag, report.tag);
+    put(AgreementFields::kTunerTime, report.ns);
+    agree_since_ = profile_clock_ns();
     for (std::size_t j = 0; j < bins && !local; ++j) {
         const std::uint64_t lo = std::min(blocks, j * width);
         const std::uint64_t hi = std::min(blocks, lo + width);
@@ -141,16 +151,45 @@ void SparseOperation::on_agreed() {
         if (plan_.algorithm == Algorithm::Aggregator) balance_shards(d, plan_.shard_bounds);
     }
     // One rank's allgather record must fit an MPI count; beyond that the aggregators serve.
-    if (plan_.algorithm == Algorithm::Allgather &&
-        allgather_record_bytes(call_.layout, plan_.max_contribution) > static_cast<std::uint64_t>(INT_MAX / 2)) {
+    if (plan_.algorithm == Algorithm::Allgather && !allgather_fits()) {
         plan_.algorithm = Algorithm::Aggregator;
         balance_shards(d, plan_.shard_bounds);
     }
+    tune_plan(v);
     planned(plan_.algorithm);
     switch (plan_.algorithm) {
     case Algorithm::Dense: go_dense(); break;
     case Algorithm::Allgather: start_allgather(); break;
     case Algorithm::Aggregator: start_stream(); break;
+    }
+}
+
+bool SparseOperation::allgather_fits() const {
+    return allgather_record_bytes(call_.layout, plan_.max_contribution) <= static_cast<std::uint64_t>(INT_MAX / 2);
+}
+
+// Measured times override the model where the tuner has them (every rank has the same table and the
+// same agreed report, so every rank makes the same change to the plan).
+void SparseOperation::tune_plan(const std::vector<SumMax> &v) {
+    CallTuner &tuner = state_.tuner();
+    const int ranks = state_.size();
+    const SumMax &tag = v[AgreementFields::kTunerTag];
+    if (tag.sum == tag.max * ranks) tuner.learn(CallTuner::Report{tag.max, v[AgreementFields::kTunerTime].max});
+    if (!state_.tuning() || state_.config().algorithm != AlgorithmChoice::Auto || !call_.sparse_capable) return;
+    unsigned allowed = 1u << static_cast<int>(Algorithm::Aggregator);
+    if (call_.allow_dense) allowed |= 1u << static_cast<int>(Algorithm::Dense);
+    if (allgather_fits()) allowed |= 1u << static_cast<int>(Algorithm::Allgather);
+    const std::uint32_t shape = CallTuner::shape_of(demand_);
+    const Algorithm model = plan_.algorithm;
+    const Algorithm chosen = tuner.choose(shape, model, plan_.cost, allowed, blocking());
+    if (chosen != plan_.algorithm) {
+        plan_.algorithm = chosen;
+        if (chosen == Algorithm::Aggregator) balance_shards(demand_, plan_.shard_bounds);
+    }
+    dense_streak_allowed_ = tuner.settled(shape, model, plan_.cost, allowed);
+    if (blocking()) {
+        tuner.expect(shape, chosen, agree_since_);
+        tuned_ = true;
     }
 }
 
@@ -354,6 +393,14 @@ bool SparseOperation::progress() {
 
 void SparseOperation::finish() {
     enter(Stage::Done);
+    if (tuned_) {
+        // A failed call's time says nothing about its algorithm.
+        if (error_)
+            state_.tuner().discard();
+        else
+            state_.tuner().completed(profile_clock_ns());
+        tuned_ = false;
+    }
     if (profile_ != nullptr && !state_.is_level()) ++profile_->calls;  // a level's call is part of its parent's
     CommStats &stats = state_.stats();
     stats.last_algorithm = static_cast<int>(algorithm_);

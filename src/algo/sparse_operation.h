@@ -82,6 +82,11 @@ class SparseOperation : public Operation {
     virtual void dense_by_caller() {}
     // The agreed plan's algorithm, before it runs (every rank learns the same).
     virtual void planned(Algorithm) {}
+    // True when the caller waits for this operation at once (its time is the call's: CallTuner).
+    virtual bool blocking() const { return false; }
+    // After planning: false while the tuner still measures this call's shape, when a dense plan must
+    // not start a dense streak (which skips the agreements that carry the measurements).
+    bool dense_streak_allowed() const { return dense_streak_allowed_; }
     // After the dense path's requests completed.
     virtual void finish_dense() {}
     // After the allgather or the stream completed without error.
@@ -113,6 +118,8 @@ class SparseOperation : public Operation {
     static std::optional<Phase> phase_of(Stage stage);
     void release_held();
     void on_agreed();
+    void tune_plan(const std::vector<SumMax> &agreed);
+    bool allgather_fits() const;
     void start_allgather();
     void start_stream();
     void start_barrier();
@@ -135,6 +142,9 @@ class SparseOperation : public Operation {
     std::vector<InboundMessage> held_;  // messages that came before this rank's stream started
     bool caller_ran_ = false;           // DenseByCaller: the caller's blocking call returned
     std::optional<OpError> caller_error_;
+    std::int64_t agree_since_ = 0;  // when the agreement began (the tuner's clock)
+    bool tuned_ = false;            // this call reports its time to the tuner
+    bool dense_streak_allowed_ = true;
 };
 
 }  // namespace mpix::sparse::detail

@@ -46,7 +46,9 @@ struct AgreementFields {
         kAlgorithm,
         kNonzero,
         kDevice,
-        kOutput,  // what the call writes: the block variant's buffer, or the element variant's outputs
+        kOutput,     // what the call writes: the block variant's buffer, or the element variant's outputs
+        kTunerTag,   // the previous blocking call's shape and algorithm (CallTuner::Report), or 0
+        kTunerTime,  // and its time on this rank: the maximum is the call's time
         kHeader
     };
 };

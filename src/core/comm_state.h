@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/call_tuner.h"
 #include "core/config.h"
 #include "core/dense_streak.h"
 #include "core/group.h"
@@ -81,6 +82,13 @@ class CommState final : public MessageSink, public Progressable {
     // 1 Gbit/s: 253 ms against 356). Never with a timeout, which only the non-blocking wait keeps.
     // Every rank answers alike (settings and node count are agreed at creation).
     bool blocking_dense() const { return config_.timeout_s <= 0 && nodes_ == 1; }
+    // Whether calls learn each algorithm's time and choose by it (Config::tune). Every rank answers
+    // alike when the setting is alike (the agreement checks); a hierarchy level never does (its calls
+    // are parts of its parent's).
+    bool tuning() const {
+        return parent_ == nullptr &&
+               (config_.tune == TuneSetting::On || (config_.tune == TuneSetting::Auto && nodes_ > 1));
+    }
     const Group &group() const { return group_; }
     std::uint32_t context() const { return context_; }
     bool created_by_comm_create() const { return created_by_comm_create_; }
@@ -99,6 +107,7 @@ class CommState final : public MessageSink, public Progressable {
     PhaseProfile &profile_totals() { return profile_; }
     bool is_level() const { return parent_ != nullptr; }  // a node or leader level of a hierarchy
     DenseStreak &dense_streak() { return dense_streak_; }
+    CallTuner &tuner() { return tuner_; }
     Transport &links();
 
     // Puts `op` in line and gives it its sequence number; it runs when those before it are done.
@@ -167,6 +176,7 @@ class CommState final : public MessageSink, public Progressable {
     CommStats stats_;
     PhaseProfile profile_;
     DenseStreak dense_streak_;
+    CallTuner tuner_;
     // In sequence order; front() is active once activated. A vector, not a deque: a deque allocates
     // and frees a node as operations pass through, the vector keeps its memory.
     std::vector<Operation *> queue_;

@@ -24,6 +24,7 @@ constexpr SettingName kTimeout{"mpix_sparse_timeout", "MPIX_SPARSE_TIMEOUT"};
 constexpr SettingName kProgressThread{"mpix_sparse_progress_thread", "MPIX_SPARSE_PROGRESS_THREAD"};
 constexpr SettingName kProfile{"mpix_sparse_profile", "MPIX_SPARSE_PROFILE"};
 constexpr SettingName kNodeMulticast{"mpix_sparse_node_multicast", "MPIX_SPARSE_NODE_MULTICAST"};
+constexpr SettingName kTune{"mpix_sparse_tune", "MPIX_SPARSE_TUNE"};
 // Tuning knobs: environment only (no info key).
 constexpr SettingName kMessageBytes{nullptr, "MPIX_SPARSE_MESSAGE_BYTES"};
 constexpr SettingName kWindow{nullptr, "MPIX_SPARSE_WINDOW"};
@@ -134,6 +135,8 @@ const Keyword<Hierarchy> kHierarchyWords[] = {
 
 const Keyword<ProgressThreadSetting> kProgressWords[] = {
     {"auto", ProgressThreadSetting::Auto}, {"on", ProgressThreadSetting::On}, {"off", ProgressThreadSetting::Off}};
+const Keyword<TuneSetting> kTuneWords[] = {
+    {"auto", TuneSetting::Auto}, {"on", TuneSetting::On}, {"off", TuneSetting::Off}};
 const Keyword<bool> kOnOffWords[] = {{"on", true}, {"off", false}, {"1", true}, {"0", false}};
 const Keyword<FailPoint> kFailWords[] = {
     {"none", FailPoint::None},           {"scan", FailPoint::Scan},     {"contribution", FailPoint::Contribution},
@@ -177,6 +180,7 @@ Config apply_settings(Config c, const SettingLookup &lookup) {
         set_or_fail(c.hierarchical, parse_keyword(*v, kHierarchyWords), ErrorId::InfoHierarchical, kHierarchical, *v);
     if (auto v = lookup(kNodeMulticast))
         set_or_fail(c.node_multicast, parse_keyword(*v, kOnOffWords), ErrorId::InfoTuning, kNodeMulticast, *v);
+    if (auto v = lookup(kTune)) set_or_fail(c.tune, parse_keyword(*v, kTuneWords), ErrorId::InfoTuning, kTune, *v);
     if (auto v = lookup(kDenseBelow))
         set_or_fail(c.dense_below_bytes, parse_unsigned(*v, 0, std::uint64_t{1} << 62), ErrorId::InfoDenseBelow,
                     kDenseBelow, *v);

@@ -20,6 +20,7 @@ enum class AlgorithmChoice { Auto, Aggregator, Allgather, Dense };
 enum class Placement { Spread, Packed };
 enum class Hierarchy { Auto, On, Off };
 enum class ProgressThreadSetting { Auto, On, Off };
+enum class TuneSetting { Auto, On, Off };
 // A test hook (info key mpix_sparse_test_fail, on the ranks that should fail): where this rank
 // injects a local failure into its streamed operations, to test that its peers learn of it.
 //   scan: before the agreement (its error flag tells the others); contribution: a worker fails after
@@ -55,6 +56,10 @@ struct Config {
     double timeout_s = 0;
     // Time each phase of every call (MPIX_Sparse_profile_get); off: no clock is read.
     bool profile = false;
+    // Learn each algorithm's time from the communicator's own blocking calls and let it override the
+    // cost model (core/call_tuner.h); auto: on for communicators that span nodes, where the model
+    // knows the link's bandwidth from a probe but not its round trips or transport.
+    TuneSetting tune = TuneSetting::Auto;
 };
 
 // One configurable setting: its MPI_Info key and environment variable.

@@ -71,9 +71,9 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "MPIX_Sparse: invalid value for mpix_sparse_dense_below (MPIX_SPARSE_DENSE_BELOW): expected a "
      "byte count >= 0"},
     {ErrorId::InfoTuning, ErrorKind::Info,
-     "MPIX_Sparse: invalid value for a tuning variable (MPIX_SPARSE_MESSAGE_BYTES, "
-     "MPIX_SPARSE_WINDOW or MPIX_SPARSE_COST_*): expected a positive number (the dense table: "
-     "mib:ns pairs separated by commas, sizes increasing)"},
+     "MPIX_Sparse: invalid tuning value: MPIX_SPARSE_MESSAGE_BYTES, _WINDOW, _COST_* take a positive "
+     "number (the dense table: mib:ns pairs, sizes increasing); mpix_sparse_node_multicast on or off; "
+     "mpix_sparse_tune auto, on or off"},
     {ErrorId::InfoTooFewRanks, ErrorKind::Info,
      "MPIX_Sparse: dedicated aggregators need at least two ranks (one aggregator and one worker)"},
     {ErrorId::InfoProgressThread, ErrorKind::Info,
@@ -88,7 +88,7 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "MPIX_Sparse: another rank passed invalid arguments to this collective call"},
     {ErrorId::ArgumentMismatch, ErrorKind::Remote,
      "MPIX_Sparse: ranks passed different count, datatype or op to the same collective call (or mixed "
-     "the element variant's dense and sparse outputs)"},
+     "the element variant's dense and sparse outputs, or set mpix_sparse_algorithm or _tune apart)"},
     {ErrorId::RemoteFailure, ErrorKind::Remote,
      "MPIX_Sparse: another rank failed this collective call and told this rank (its own error names the cause)"},
     {ErrorId::TransportFailure, ErrorKind::Transport,

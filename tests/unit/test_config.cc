@@ -46,6 +46,9 @@ TEST(Config, DefaultsAndValidValues) {
     EXPECT_TRUE(d.node_multicast) << "node multicast on by default";
     EXPECT_FALSE(parse({{"mpix_sparse_node_multicast", "off"}}).node_multicast);
     EXPECT_FALSE(parse({{"MPIX_SPARSE_NODE_MULTICAST", "0"}}).node_multicast);
+    EXPECT_EQ(d.tune, TuneSetting::Auto) << "learning times across nodes only, by default";
+    EXPECT_EQ(parse({{"mpix_sparse_tune", "On"}}).tune, TuneSetting::On);
+    EXPECT_EQ(parse({{"MPIX_SPARSE_TUNE", "off"}}).tune, TuneSetting::Off);
     const Config c = parse({{"mpix_sparse_block_size", " 64 "},
                             {"mpix_sparse_aggregators", "2"},
                             {"mpix_sparse_aggregator_mode", "Dedicated"},
@@ -83,12 +86,16 @@ TEST(Config, BadValuesAreErrorsNamingTheKey) {
     EXPECT_EQ(parse_error({{"mpix_sparse_timeout", "nan"}}), ErrorId::InfoTimeout);
     EXPECT_EQ(parse_error({{"mpix_sparse_profile", "yes"}}), ErrorId::InfoProfile);
     EXPECT_EQ(parse_error({{"mpix_sparse_node_multicast", "yes"}}), ErrorId::InfoTuning);
+    EXPECT_EQ(parse_error({{"mpix_sparse_tune", "always"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_MESSAGE_BYTES", "12"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_SPARSE_COPY_NS", "-1"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_DENSE_TABLE", "4:1,2:1"}}), ErrorId::InfoTuning);
     EXPECT_EQ(parse_error({{"MPIX_SPARSE_COST_DENSE_TABLE", "4"}}), ErrorId::InfoTuning);
     for (ErrorId id : {ErrorId::InfoBlockSize, ErrorId::InfoAggregators, ErrorId::InfoAlgorithm})
         EXPECT_NE(std::string(describe(id).message).find("mpix_sparse_"), std::string::npos);
+    // Open MPI refuses (fatally, at registration) an error string of 256 characters or more.
+    for (int i = 0; i < static_cast<int>(ErrorId::Count_); ++i)
+        EXPECT_LT(std::string(describe(static_cast<ErrorId>(i)).message).size(), 256u) << "error id " << i;
 }
 
 }  // namespace

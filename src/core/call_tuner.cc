@@ -1,0 +1,138 @@
+#include "core/call_tuner.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mpix::sparse::detail {
+namespace {
+
+constexpr int kDensityClasses = 12;
+// A report's tag: shape and algorithm, never 0 (0 says "no report").
+std::int64_t tag_of(std::uint32_t shape, Algorithm a) {
+    return static_cast<std::int64_t>(shape) * CallTuner::kAlgorithms + static_cast<int>(a) + 1;
+}
+bool has(unsigned allowed, int a) {
+    return ((allowed >> a) & 1u) != 0;
+}
+// Samples of each candidate before the fastest is chosen: one alone is too easily a slow outlier
+// (over TCP a small exchange takes 0.04 ms or 8 ms alike).
+constexpr int kSamplesToCompare = 2;
+
+}  // namespace
+
+std::uint32_t CallTuner::shape_of(const Demand &d) {
+    const std::uint64_t bytes = d.layout.total_bytes();
+    const auto size_class = static_cast<std::uint32_t>(bytes == 0 ? 0 : 64 - __builtin_clzll(bytes));
+    // Density in factors of two from 1/1024 (class 1) to 1 (class 11); below 1/1024, class 0.
+    const double cells = static_cast<double>(d.workers) * static_cast<double>(d.layout.num_blocks());
+    const double density = cells > 0 ? static_cast<double>(d.nonzero_sum) / cells : 0.0;
+    int density_class = 0;
+    if (density * 1024.0 >= 1.0)
+        density_class = std::min(kDensityClasses - 1, 1 + static_cast<int>(std::floor(std::log2(density * 1024.0))));
+    const std::uint32_t variant = (d.output_to_zero ? 1u : 0u) | (d.device ? 2u : 0u);
+    return (size_class * kDensityClasses + static_cast<std::uint32_t>(density_class)) * 4 + variant;
+}
+
+CallTuner::Report CallTuner::take_report() {
+    Report r;
+    if (armed_ && complete_) r = Report{tag_of(shape_, algorithm_), std::max<std::int64_t>(1, elapsed_ns_)};
+    armed_ = complete_ = false;
+    return r;
+}
+
+void CallTuner::learn(const Report &agreed) {
+    if (agreed.tag <= 0 || agreed.ns <= 0) return;
+    const std::int64_t code = agreed.tag - 1;
+    const auto a = static_cast<int>(code % kAlgorithms);
+    const auto shape = static_cast<std::uint32_t>(code / kAlgorithms);
+    auto it = shapes_.find(shape);
+    if (it == shapes_.end()) return;  // every rank chose for this shape before it reported
+    // An algorithm's first call on the communicator pays its first use (buffers, registrations,
+    // connections, page faults): not a sample.
+    if (!warmed_[static_cast<std::size_t>(a)]) {
+        warmed_[static_cast<std::size_t>(a)] = true;
+        return;
+    }
+    Measured &m = it->second.by_algorithm[static_cast<std::size_t>(a)];
+    const double us = static_cast<double>(agreed.ns) / 1e3;
+    // A plain mean over the first few samples, then a moving one that follows a changing machine.
+    ++m.samples;
+    const double weight = m.samples <= 4 ? 1.0 / m.samples : 0.25;
+    m.us += weight * (us - m.us);
+}
+
+Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed,
+                            bool may_explore) {
+    ShapeRecord &r = shapes_[shape];
+    const int call = r.calls++;
+    const auto &by = r.by_algorithm;
+    const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
+    const int m = static_cast<int>(model);
+    // Worth measuring: what the model predicts within kExploreFactor of its choice, or of what its
+    // choice measured when the model underestimated it.
+    const double model_us = by[m].samples > 0 ? std::max(predicted[m], by[m].us) : predicted[m];
+    auto candidate = [&](int a) { return has(allowed, a) && (a == m || predicted[a] <= kExploreFactor * model_us); };
+    if (may_explore) {
+        if (by[m].samples < kSamplesToCompare) return model;
+        int explore = -1;
+        for (int a = 0; a < kAlgorithms; ++a)
+            if (candidate(a) && by[a].samples < kSamplesToCompare && (explore < 0 || predicted[a] < predicted[explore]))
+                explore = a;
+        if (explore >= 0) return static_cast<Algorithm>(explore);
+    }
+    int best = -1, second = -1;
+    for (int a = 0; a < kAlgorithms; ++a) {
+        if (!candidate(a) || by[a].samples == 0) continue;
+        if (best < 0 || by[a].us < by[best].us) {
+            second = best;
+            best = a;
+        } else if (second < 0 || by[a].us < by[second].us) {
+            second = a;
+        }
+    }
+    if (best < 0) return model;
+    if (may_explore && second >= 0 && call % kReexploreCalls == kReexploreCalls - 1)
+        return static_cast<Algorithm>(second);
+    return static_cast<Algorithm>(best);
+}
+
+bool CallTuner::settled(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed) const {
+    auto it = shapes_.find(shape);
+    if (it == shapes_.end()) return false;
+    const auto &by = it->second.by_algorithm;
+    const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
+    const int m = static_cast<int>(model);
+    if (by[m].samples < kSamplesToCompare) return false;
+    const double model_us = std::max(predicted[m], by[m].us);
+    for (int a = 0; a < kAlgorithms; ++a)
+        if (has(allowed, a) && predicted[a] <= kExploreFactor * model_us && by[a].samples < kSamplesToCompare)
+            return false;
+    return true;
+}
+
+void CallTuner::expect(std::uint32_t shape, Algorithm algorithm, std::int64_t start_ns) {
+    armed_ = true;
+    complete_ = false;
+    shape_ = shape;
+    algorithm_ = algorithm;
+    start_ns_ = start_ns;
+}
+
+void CallTuner::completed(std::int64_t end_ns) {
+    if (!armed_) return;
+    complete_ = true;
+    elapsed_ns_ = end_ns - start_ns_;
+}
+
+void CallTuner::discard() {
+    armed_ = complete_ = false;
+}
+
+double CallTuner::measured_us(std::uint32_t shape, Algorithm algorithm) const {
+    auto it = shapes_.find(shape);
+    if (it == shapes_.end()) return -1.0;
+    const Measured &m = it->second.by_algorithm[static_cast<std::size_t>(algorithm)];
+    return m.samples > 0 ? m.us : -1.0;
+}
+
+}  // namespace mpix::sparse::detail

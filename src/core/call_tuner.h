@@ -1,0 +1,80 @@
+// What each algorithm really takes on this communicator, learned from its own blocking calls, so the
+// planner's choice follows measured times where the cost model cannot see the difference: round trips
+// and transport behaviour across nodes, a machine other than the one the constants were fitted on.
+//
+// Every rank must reach the same choice. A call's time travels in the next call's agreement (each
+// rank's own time; the agreement's maximum is the collective's time, the same number everywhere),
+// so every rank updates the same table with the same numbers and chooses alike.
+//
+// Per call shape (buffer size and density, both in factors of two; variant), the model's choice runs
+// first; then each other algorithm the model predicts within kExploreFactor of it (or of what its
+// choice measured, when the model underestimated that) runs until it has two samples (an
+// algorithm's first call on the communicator is not one); from then on the fastest measured one
+// runs, and every kReexploreCalls calls of the shape the runner-up runs once more, so a choice made
+// on noisy samples is not final.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+
+#include "core/planner.h"
+
+namespace mpix::sparse::detail {
+
+class CallTuner {
+  public:
+    static constexpr double kExploreFactor = 1.5;
+    static constexpr int kReexploreCalls = 32;
+    static constexpr int kAlgorithms = 3;
+
+    // The shape of a call: what its time is learned under.
+    static std::uint32_t shape_of(const Demand &demand);
+
+    // The report this rank contributes to the next agreement: (tag, nanoseconds) of its previous
+    // learnable call, or (0, 0) when there is none; cleared by taking it.
+    struct Report {
+        std::int64_t tag = 0;
+        std::int64_t ns = 0;
+    };
+    Report take_report();
+    // The agreed report (the tag equal on every rank, ns their maximum).
+    void learn(const Report &agreed);
+
+    // The algorithm to run for `shape`: `model` is the cost model's choice and `cost` its estimates;
+    // `allowed` has bit a set for each Algorithm a this call may take. Without `may_explore` (a call
+    // whose time will not be reported) only what was measured competes with the model's choice.
+    Algorithm choose(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed,
+                     bool may_explore);
+    // True when every algorithm worth measuring for `shape` has been measured (same arguments as
+    // choose): until then a dense plan must not start a dense streak, which skips the agreement.
+    bool settled(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed) const;
+
+    // This rank's call of `shape` runs `algorithm` from `start_ns` (a steady clock): its report once
+    // completed() gives it an end; a call that fails reports nothing.
+    void expect(std::uint32_t shape, Algorithm algorithm, std::int64_t start_ns);
+    void completed(std::int64_t end_ns);
+    void discard();
+
+    // Measured mean of `algorithm` for `shape` in µs, or a negative number when never measured.
+    double measured_us(std::uint32_t shape, Algorithm algorithm) const;
+
+  private:
+    struct Measured {
+        double us = 0;    // mean time of the samples
+        int samples = 0;  // reports received, beyond the algorithm's first call on the communicator
+    };
+    struct ShapeRecord {
+        std::array<Measured, kAlgorithms> by_algorithm{};
+        int calls = 0;
+    };
+    std::unordered_map<std::uint32_t, ShapeRecord> shapes_;
+    std::array<bool, kAlgorithms> warmed_{};  // the algorithm's first call was reported
+    // The call in flight or just completed on this rank.
+    bool armed_ = false, complete_ = false;
+    std::uint32_t shape_ = 0;
+    Algorithm algorithm_ = Algorithm::Dense;
+    std::int64_t start_ns_ = 0, elapsed_ns_ = 0;
+};
+
+}  // namespace mpix::sparse::detail

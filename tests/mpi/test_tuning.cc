@@ -1,0 +1,93 @@
+// Learned algorithm choice (mpix_sparse_tune): every rank runs the same algorithm in every call while
+// the tuner tries the candidates, results stay exact, and ranks that tune differently get an error.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "mpi_test_util.h"
+
+namespace mpix::sparse::detail::testing {
+namespace {
+
+// The same algorithm on every rank of comm.
+bool same_algorithm_everywhere(int algorithm, MPI_Comm comm) {
+    int lo = algorithm, hi = algorithm;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, comm);
+    return lo == hi;
+}
+
+// 1M floats, every block non-zero on every rank: the cost model picks MPI_Allreduce and predicts the
+// aggregator within CallTuner::kExploreFactor of it (the default constants, 2-4 ranks), so the tuner
+// must try it by the fourth call (three of the model's choice, the first not a sample). Small integers: every
+// algorithm's sum is exact, bit for bit.
+TEST(Tuning, EveryRankRunsTheSameAlgorithmWhileTheTunerTriesThem) {
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_tune", "on"}});
+    ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+    const int n = 1 << 20;
+    std::vector<float> in(n), out(n), ref(n);
+    for (int i = 0; i < n; ++i)
+        in[static_cast<std::size_t>(i)] = static_cast<float>((i + world_rank()) % 7 + 1);
+    MPI_Allreduce(in.data(), ref.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    std::set<int> ran;
+    for (int call = 0; call < 10; ++call) {
+        std::fill(out.begin(), out.end(), -1.0f);
+        ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm.get()), MPI_SUCCESS);
+        ASSERT_EQ(out, ref) << "call " << call;
+        const int algorithm = stats_of(comm.get()).last_algorithm;
+        ASSERT_TRUE(same_algorithm_everywhere(algorithm, comm.get())) << "call " << call;
+        ran.insert(algorithm);
+    }
+    if (world_size() > 1) {
+        EXPECT_GE(ran.size(), 2u) << "the tuner never tried an algorithm other than the model's";
+    }
+}
+
+// Sparse data too, where the allgather and the aggregator compete; a non-blocking call in between
+// reports nothing and uses what was learned.
+TEST(Tuning, SparseCallsStayExactAndNonBlockingOnesFollow) {
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_tune", "on"}});
+    ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+    const int n = 1 << 18, block = 256;
+    std::vector<int> in(n, 0), out(n), ref(n);
+    for (int b = world_rank(); b < n / block; b += 13)
+        for (int i = 0; i < block; ++i)
+            in[static_cast<std::size_t>(b * block + i)] = b + i;
+    MPI_Allreduce(in.data(), ref.data(), n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    for (int call = 0; call < 12; ++call) {
+        std::fill(out.begin(), out.end(), -1);
+        if (call % 4 == 3) {
+            MPIX_Sparse_request r = MPIX_SPARSE_REQUEST_NULL;
+            ASSERT_EQ(MPIX_Sparse_iallreduce(in.data(), out.data(), n, MPI_INT, MPI_SUM, comm.get(), &r), MPI_SUCCESS);
+            ASSERT_EQ(MPIX_Sparse_wait(&r), MPI_SUCCESS);
+        } else {
+            ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), n, MPI_INT, MPI_SUM, comm.get()), MPI_SUCCESS);
+        }
+        ASSERT_EQ(out, ref) << "call " << call;
+        ASSERT_TRUE(same_algorithm_everywhere(stats_of(comm.get()).last_algorithm, comm.get())) << "call " << call;
+    }
+}
+
+// Tuning on some ranks and not on others would plan differently: every rank gets the mismatch error,
+// nothing is written, and the communicators keep working.
+TEST(Tuning, RanksThatTuneDifferentlyGetAnError) {
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_tune", world_rank() == 0 ? "on" : "off"}});
+    ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+    const int n = 1 << 16;
+    std::vector<float> in(n, 0.0f), out(n, 7.0f);
+    in[100] = 1.0f;
+    const int rc = MPIX_Sparse_allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm.get());
+    ASSERT_NE(rc, MPI_SUCCESS);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    EXPECT_EQ(cls, MPIX_ERR_SPARSE_REMOTE);
+    EXPECT_EQ(out[100], 7.0f) << "no result written";
+    SparseComm good(MPI_COMM_WORLD, {{"mpix_sparse_tune", "on"}});
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, good.get()), MPI_SUCCESS);
+    EXPECT_EQ(out[100], static_cast<float>(world_size()));
+}
+
+}  // namespace
+}  // namespace mpix::sparse::detail::testing

@@ -1,0 +1,157 @@
+// The call tuner: which algorithm it runs for a shape as measured times arrive, driven the way
+// SparseOperation drives it (choose, expect, completed; the report travels to the next call).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "core/call_tuner.h"
+
+namespace mpix::sparse::detail {
+namespace {
+
+constexpr unsigned kAll = 0b111;
+constexpr unsigned kSparseOnly = 0b110;
+
+CostEstimate estimate(double dense, double aggregator, double allgather) {
+    CostEstimate c;
+    c.dense_us = dense;
+    c.aggregator_us = aggregator;
+    c.allgather_us = allgather;
+    return c;
+}
+
+// What each algorithm really takes, in µs.
+std::map<Algorithm, double> times(double dense, double aggregator, double allgather) {
+    return {{Algorithm::Dense, dense}, {Algorithm::Aggregator, aggregator}, {Algorithm::Allgather, allgather}};
+}
+
+// Runs `calls` blocking calls of one shape whose algorithms really take `truth` µs, passing each
+// call's report through the next one as the agreement does; returns the algorithms run.
+std::vector<Algorithm> run_calls(CallTuner &tuner, std::uint32_t shape, Algorithm model, const CostEstimate &cost,
+                                 unsigned allowed, const std::map<Algorithm, double> &truth, int calls) {
+    std::vector<Algorithm> ran;
+    std::int64_t clock = 0;
+    for (int i = 0; i < calls; ++i) {
+        tuner.learn(tuner.take_report());
+        const Algorithm a = tuner.choose(shape, model, cost, allowed, true);
+        ran.push_back(a);
+        tuner.expect(shape, a, clock);
+        clock += static_cast<std::int64_t>(truth.at(a) * 1e3);
+        tuner.completed(clock);
+    }
+    return ran;
+}
+
+TEST(CallTuner, MeasuresTheModelsChoiceThenACloseRivalThenRunsTheFaster) {
+    CallTuner tuner;
+    // The model prefers the allgather (10 us) over the aggregator (12 us); really the aggregator is
+    // faster. Dense is predicted far off and is never tried.
+    const auto cost = estimate(100, 12, 10);
+    const auto truth = times(5, 20, 30);
+    const auto ran = run_calls(tuner, 7, Algorithm::Allgather, cost, kAll, truth, 10);
+    // Two samples each, the model's choice first; an algorithm's first call on the communicator is
+    // not a sample.
+    const std::vector<Algorithm> expected{Algorithm::Allgather,  Algorithm::Allgather,  Algorithm::Allgather,
+                                          Algorithm::Aggregator, Algorithm::Aggregator, Algorithm::Aggregator,
+                                          Algorithm::Aggregator, Algorithm::Aggregator, Algorithm::Aggregator,
+                                          Algorithm::Aggregator};
+    EXPECT_EQ(ran, expected);
+    // Another shape: the algorithms are warm, two calls each measure them.
+    const auto other = run_calls(tuner, 8, Algorithm::Allgather, cost, kAll, truth, 5);
+    const std::vector<Algorithm> expected_other{Algorithm::Allgather, Algorithm::Allgather, Algorithm::Aggregator,
+                                                Algorithm::Aggregator, Algorithm::Aggregator};
+    EXPECT_EQ(other, expected_other);
+    EXPECT_DOUBLE_EQ(tuner.measured_us(7, Algorithm::Aggregator), 20.0);
+    EXPECT_DOUBLE_EQ(tuner.measured_us(7, Algorithm::Allgather), 30.0);
+    EXPECT_LT(tuner.measured_us(7, Algorithm::Dense), 0.0) << "predicted 10x off: never explored";
+}
+
+TEST(CallTuner, KeepsTheModelsChoiceWhenItMeasuresFaster) {
+    CallTuner tuner;
+    const auto cost = estimate(13, 10, 100);
+    const auto truth = times(40, 20, 1);
+    const auto ran = run_calls(tuner, 3, Algorithm::Aggregator, cost, kAll, truth, 9);
+    for (std::size_t i = 0; i < ran.size(); ++i)
+        EXPECT_EQ(ran[i], i >= 3 && i < 6 ? Algorithm::Dense : Algorithm::Aggregator) << "call " << i;
+}
+
+TEST(CallTuner, ExploresWhatTheModelUnderestimated) {
+    CallTuner tuner;
+    // Dense is predicted 2x the aggregator, beyond the explore factor; but the aggregator measures
+    // 5x its prediction, so dense is worth a try and wins.
+    const auto cost = estimate(20, 10, 1000);
+    const auto truth = times(30, 50, 1);
+    const auto ran = run_calls(tuner, 1, Algorithm::Aggregator, cost, kAll, truth, 8);
+    EXPECT_EQ(ran.back(), Algorithm::Dense);
+}
+
+TEST(CallTuner, NeverRunsWhatIsNotAllowed) {
+    CallTuner tuner;
+    const auto cost = estimate(10, 11, 12);
+    const auto truth = times(1, 20, 15);
+    for (Algorithm a : run_calls(tuner, 2, Algorithm::Aggregator, cost, kSparseOnly, truth, 40))
+        EXPECT_NE(a, Algorithm::Dense);
+}
+
+TEST(CallTuner, ReExploresTheRunnerUpNowAndThen) {
+    CallTuner tuner;
+    const auto cost = estimate(1000, 10, 11);
+    auto truth = times(1, 10, 20);
+    auto ran = run_calls(tuner, 5, Algorithm::Aggregator, cost, kAll, truth, 8);
+    EXPECT_EQ(ran.back(), Algorithm::Aggregator);
+    // The allgather got faster: a re-exploration sees it and, once its mean drops, it takes over.
+    truth[Algorithm::Allgather] = 2;
+    ran = run_calls(tuner, 5, Algorithm::Aggregator, cost, kAll, truth, 4 * CallTuner::kReexploreCalls);
+    EXPECT_EQ(ran.back(), Algorithm::Allgather);
+}
+
+TEST(CallTuner, CallsThatDoNotReportOnlyUseWhatWasMeasured) {
+    CallTuner tuner;
+    const auto cost = estimate(1000, 10, 11);
+    for (int i = 0; i < 5; ++i)
+        EXPECT_EQ(tuner.choose(9, Algorithm::Aggregator, cost, kAll, false), Algorithm::Aggregator);
+    EXPECT_FALSE(tuner.settled(9, Algorithm::Aggregator, cost, kAll));
+}
+
+TEST(CallTuner, ReportsOnlyACompletedCallAndOnlyOnce) {
+    CallTuner tuner;
+    const auto cost = estimate(10, 10, 10);
+    EXPECT_EQ(tuner.take_report().tag, 0);
+    const Algorithm a = tuner.choose(4, Algorithm::Dense, cost, kAll, true);
+    tuner.expect(4, a, 100);
+    EXPECT_EQ(tuner.take_report().tag, 0) << "not completed";
+    tuner.expect(4, a, 100);
+    tuner.completed(2100);
+    const CallTuner::Report r = tuner.take_report();
+    EXPECT_GT(r.tag, 0);
+    EXPECT_EQ(r.ns, 2000);
+    EXPECT_EQ(tuner.take_report().tag, 0) << "taken";
+    tuner.expect(4, a, 100);
+    tuner.discard();
+    tuner.completed(200);
+    EXPECT_EQ(tuner.take_report().tag, 0) << "a failed call reports nothing";
+}
+
+TEST(CallTuner, ShapesSeparateSizesDensitiesAndVariants) {
+    Demand d;
+    d.workers = 4;
+    d.layout = BlockLayout{std::uint64_t{1} << 20, 256, 4};
+    const std::uint64_t blocks = d.layout.num_blocks();
+    d.nonzero_sum = blocks * 4 / 100;  // 1%
+    const auto one_percent = CallTuner::shape_of(d);
+    d.nonzero_sum = blocks * 4 / 10;
+    EXPECT_NE(CallTuner::shape_of(d), one_percent);
+    d.nonzero_sum = blocks * 4 / 100 + 1;
+    EXPECT_EQ(CallTuner::shape_of(d), one_percent) << "a few blocks more is the same shape";
+    d.layout = BlockLayout{std::uint64_t{1} << 21, 256, 4};
+    d.nonzero_sum = d.layout.num_blocks() * 4 / 100;
+    EXPECT_NE(CallTuner::shape_of(d), one_percent);
+    d.layout = BlockLayout{std::uint64_t{1} << 20, 256, 4};
+    d.nonzero_sum = blocks * 4 / 100;
+    d.output_to_zero = true;
+    EXPECT_NE(CallTuner::shape_of(d), one_percent);
+}
+
+}  // namespace
+}  // namespace mpix::sparse::detail
