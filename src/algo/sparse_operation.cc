@@ -82,9 +82,10 @@ void SparseOperation::agree(const SparseCall &call) {
     put(AgreementFields::kError, call.local == SparseCall::Local::Failure    ? kFailure
                                  : call.local == SparseCall::Local::Argument ? kArgumentError
                                                                              : 0);
-    // Tuning must be alike on every rank too: it changes the plan.
-    put(AgreementFields::kAlgorithm,
-        static_cast<std::int64_t>(state_.config().algorithm) * 2 + (state_.tuning() ? 1 : 0));
+    // Tuning must be alike on every rank too (it changes the plan), and with it whether the call is
+    // blocking (only blocking calls explore; MPI makes mixing them erroneous, tuning would hang).
+    const std::int64_t tuning = state_.tuning() ? (blocking() ? 3 : 2) : 0;
+    put(AgreementFields::kAlgorithm, static_cast<std::int64_t>(state_.config().algorithm) * 4 + tuning);
     put(AgreementFields::kNonzero, local ? 0 : static_cast<std::int64_t>(call.nonzero));
     put(AgreementFields::kDevice, call.device ? 1 : 0);
     // Element calls with a dense output on some ranks and a sparse one on others would plan
@@ -179,14 +180,16 @@ void SparseOperation::tune_plan(const std::vector<SumMax> &v) {
     unsigned allowed = 1u << static_cast<int>(Algorithm::Aggregator);
     if (call_.allow_dense) allowed |= 1u << static_cast<int>(Algorithm::Dense);
     if (allgather_fits()) allowed |= 1u << static_cast<int>(Algorithm::Allgather);
-    const std::uint32_t shape = CallTuner::shape_of(demand_);
+    const std::uint32_t shape = CallTuner::shape_of(demand_, allowed);
     const Algorithm model = plan_.algorithm;
     const Algorithm chosen = tuner.choose(shape, model, plan_.cost, allowed, blocking());
     if (chosen != plan_.algorithm) {
         plan_.algorithm = chosen;
         if (chosen == Algorithm::Aggregator) balance_shards(demand_, plan_.shard_bounds);
     }
-    dense_streak_allowed_ = tuner.settled(shape, model, plan_.cost, allowed);
+    // A dense streak skips the agreements that carry the times: not while the shape is measured
+    // by blocking calls (non-blocking ones never measure), and not for a call that explores.
+    dense_streak_allowed_ = !tuner.explored() && (!blocking() || tuner.settled(shape, model, plan_.cost, allowed));
     if (blocking()) {
         tuner.expect(shape, chosen, agree_since_);
         tuned_ = true;

@@ -84,7 +84,7 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
                 std::byte *out = zero_fill + static_cast<std::size_t>(word * 64) * block_bytes;
                 for (std::uint64_t zero = ~bits; zero != 0;) {
                     const unsigned first = static_cast<unsigned>(__builtin_ctzll(zero));
-                    const std::uint64_t after = ~(zero >> first);  // 0 when the run reaches bit 63
+                    const std::uint64_t after = ~(zero >> first);  // 0 only for a word of zero blocks
                     const unsigned run = after == 0 ? 64 - first : static_cast<unsigned>(__builtin_ctzll(after));
                     fill_zero(out + first * block_bytes, run * block_bytes, streaming);
                     zero = first + run >= 64 ? 0 : zero & (~std::uint64_t{0} << (first + run));

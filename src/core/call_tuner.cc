@@ -1,12 +1,11 @@
 #include "core/call_tuner.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace mpix::sparse::detail {
 namespace {
 
-constexpr int kDensityClasses = 12;
+constexpr std::uint32_t kDensityClasses = 12;
 // A report's tag: shape and algorithm, never 0 (0 says "no report").
 std::int64_t tag_of(std::uint32_t shape, Algorithm a) {
     return static_cast<std::int64_t>(shape) * CallTuner::kAlgorithms + static_cast<int>(a) + 1;
@@ -20,17 +19,24 @@ constexpr int kSamplesToCompare = 2;
 
 }  // namespace
 
-std::uint32_t CallTuner::shape_of(const Demand &d) {
+std::uint32_t CallTuner::shape_of(const Demand &d, unsigned allowed) {
     const std::uint64_t bytes = d.layout.total_bytes();
     const auto size_class = static_cast<std::uint32_t>(bytes == 0 ? 0 : 64 - __builtin_clzll(bytes));
-    // Density in factors of two from 1/1024 (class 1) to 1 (class 11); below 1/1024, class 0.
-    const double cells = static_cast<double>(d.workers) * static_cast<double>(d.layout.num_blocks());
-    const double density = cells > 0 ? static_cast<double>(d.nonzero_sum) / cells : 0.0;
-    int density_class = 0;
-    if (density * 1024.0 >= 1.0)
-        density_class = std::min(kDensityClasses - 1, 1 + static_cast<int>(std::floor(std::log2(density * 1024.0))));
-    const std::uint32_t variant = (d.output_to_zero ? 1u : 0u) | (d.device ? 2u : 0u);
-    return (size_class * kDensityClasses + static_cast<std::uint32_t>(density_class)) * 4 + variant;
+    // Density in factors of two from 1/1024 (class 1) to 1 (class 11); below 1/1024, class 0. In
+    // integers (saturating): the class decides the plan, and every rank must compute the same one.
+    const auto times = [](std::uint64_t a, std::uint64_t b) {
+        std::uint64_t r = 0;
+        return __builtin_mul_overflow(a, b, &r) ? ~std::uint64_t{0} : r;
+    };
+    const std::uint64_t cells = times(static_cast<std::uint64_t>(d.workers), d.layout.num_blocks());
+    std::uint32_t density_class = 0;  // density >= 2^(k-10) <=> nonzero_sum * 2^(10-k) >= cells
+    while (density_class < kDensityClasses - 1 && cells > 0 &&
+           times(d.nonzero_sum, std::uint64_t{1} << (kDensityClasses - 1 - 1 - density_class)) >= cells)
+        ++density_class;
+    // What kind of call: its costs differ though size and density match.
+    const std::uint32_t variant = (d.output_to_zero ? 1u : 0u) | (d.device ? 2u : 0u) |
+                                  (has(allowed, static_cast<int>(Algorithm::Dense)) ? 0u : 4u);
+    return (size_class * kDensityClasses + density_class) * 8 + variant;
 }
 
 CallTuner::Report CallTuner::take_report() {
@@ -45,15 +51,15 @@ void CallTuner::learn(const Report &agreed) {
     const std::int64_t code = agreed.tag - 1;
     const auto a = static_cast<int>(code % kAlgorithms);
     const auto shape = static_cast<std::uint32_t>(code / kAlgorithms);
-    auto it = shapes_.find(shape);
-    if (it == shapes_.end()) return;  // every rank chose for this shape before it reported
+    ShapeRecord *r = record_of(shape);
+    if (r == nullptr) return;  // every rank chose for this shape before it reported
     // An algorithm's first call on the communicator pays its first use (buffers, registrations,
     // connections, page faults): not a sample.
     if (!warmed_[static_cast<std::size_t>(a)]) {
         warmed_[static_cast<std::size_t>(a)] = true;
         return;
     }
-    Measured &m = it->second.by_algorithm[static_cast<std::size_t>(a)];
+    Measured &m = r->by_algorithm[static_cast<std::size_t>(a)];
     const double us = static_cast<double>(agreed.ns) / 1e3;
     // A plain mean over the first few samples, then a moving one that follows a changing machine.
     ++m.samples;
@@ -61,9 +67,30 @@ void CallTuner::learn(const Report &agreed) {
     m.us += weight * (us - m.us);
 }
 
+CallTuner::ShapeRecord *CallTuner::record_of(std::uint32_t shape) {
+    for (ShapeRecord &r : records_)
+        if (r.shape == shape) return &r;
+    return nullptr;
+}
+
+const CallTuner::ShapeRecord *CallTuner::record_of(std::uint32_t shape) const {
+    return const_cast<CallTuner *>(this)->record_of(shape);
+}
+
 Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed,
                             bool may_explore) {
-    ShapeRecord &r = shapes_[shape];
+    explored_ = false;
+    ShapeRecord *found = record_of(shape);
+    if (found == nullptr) {
+        // Room for kMaxShapes, taken once: calls allocate nothing after their first. Beyond it new
+        // shapes keep the model's choice (every rank sees the same shapes in the same order).
+        if (records_.capacity() < kMaxShapes) records_.reserve(kMaxShapes);
+        if (records_.size() == kMaxShapes) return model;
+        records_.push_back(ShapeRecord{});
+        records_.back().shape = shape;
+        found = &records_.back();
+    }
+    ShapeRecord &r = *found;
     const int call = r.calls++;
     const auto &by = r.by_algorithm;
     const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
@@ -78,7 +105,10 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
         for (int a = 0; a < kAlgorithms; ++a)
             if (candidate(a) && by[a].samples < kSamplesToCompare && (explore < 0 || predicted[a] < predicted[explore]))
                 explore = a;
-        if (explore >= 0) return static_cast<Algorithm>(explore);
+        if (explore >= 0) {
+            explored_ = explore != m;
+            return static_cast<Algorithm>(explore);
+        }
     }
     int best = -1, second = -1;
     for (int a = 0; a < kAlgorithms; ++a) {
@@ -91,15 +121,17 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
         }
     }
     if (best < 0) return model;
-    if (may_explore && second >= 0 && call % kReexploreCalls == kReexploreCalls - 1)
+    if (may_explore && second >= 0 && call % kReexploreCalls == kReexploreCalls - 1) {
+        explored_ = true;
         return static_cast<Algorithm>(second);
+    }
     return static_cast<Algorithm>(best);
 }
 
 bool CallTuner::settled(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed) const {
-    auto it = shapes_.find(shape);
-    if (it == shapes_.end()) return false;
-    const auto &by = it->second.by_algorithm;
+    const ShapeRecord *r = record_of(shape);
+    if (r == nullptr) return false;
+    const auto &by = r->by_algorithm;
     const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
     const int m = static_cast<int>(model);
     if (by[m].samples < kSamplesToCompare) return false;
@@ -129,9 +161,9 @@ void CallTuner::discard() {
 }
 
 double CallTuner::measured_us(std::uint32_t shape, Algorithm algorithm) const {
-    auto it = shapes_.find(shape);
-    if (it == shapes_.end()) return -1.0;
-    const Measured &m = it->second.by_algorithm[static_cast<std::size_t>(algorithm)];
+    const ShapeRecord *r = record_of(shape);
+    if (r == nullptr) return -1.0;
+    const Measured &m = r->by_algorithm[static_cast<std::size_t>(algorithm)];
     return m.samples > 0 ? m.us : -1.0;
 }
 

@@ -16,7 +16,7 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
+#include <vector>
 
 #include "core/planner.h"
 
@@ -28,8 +28,10 @@ class CallTuner {
     static constexpr int kReexploreCalls = 32;
     static constexpr int kAlgorithms = 3;
 
-    // The shape of a call: what its time is learned under.
-    static std::uint32_t shape_of(const Demand &demand);
+    static constexpr std::size_t kMaxShapes = 256;
+
+    // The shape of a call: what its time is learned under (`allowed` as for choose).
+    static std::uint32_t shape_of(const Demand &demand, unsigned allowed);
 
     // The report this rank contributes to the next agreement: (tag, nanoseconds) of its previous
     // learnable call, or (0, 0) when there is none; cleared by taking it.
@@ -49,6 +51,9 @@ class CallTuner {
     // True when every algorithm worth measuring for `shape` has been measured (same arguments as
     // choose): until then a dense plan must not start a dense streak, which skips the agreement.
     bool settled(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed) const;
+    // True when the last choose() picked an algorithm only to measure it (not the model's choice
+    // and not the fastest measured): such a dense call must not start a dense streak either.
+    bool explored() const { return explored_; }
 
     // This rank's call of `shape` runs `algorithm` from `start_ns` (a steady clock): its report once
     // completed() gives it an end; a call that fails reports nothing.
@@ -65,10 +70,15 @@ class CallTuner {
         int samples = 0;  // reports received, beyond the algorithm's first call on the communicator
     };
     struct ShapeRecord {
+        std::uint32_t shape = 0;
         std::array<Measured, kAlgorithms> by_algorithm{};
         int calls = 0;
     };
-    std::unordered_map<std::uint32_t, ShapeRecord> shapes_;
+    ShapeRecord *record_of(std::uint32_t shape);
+    const ShapeRecord *record_of(std::uint32_t shape) const;
+
+    std::vector<ShapeRecord> records_;  // a few dozen shapes in practice: a linear search
+    bool explored_ = false;
     std::array<bool, kAlgorithms> warmed_{};  // the algorithm's first call was reported
     // The call in flight or just completed on this rank.
     bool armed_ = false, complete_ = false;

@@ -89,5 +89,30 @@ TEST(Tuning, RanksThatTuneDifferentlyGetAnError) {
     EXPECT_EQ(out[100], static_cast<float>(world_size()));
 }
 
+// MPI makes a blocking call meeting a non-blocking one erroneous; with tuning only blocking calls
+// explore, so such ranks would plan differently: an error on every rank, not a hang.
+TEST(Tuning, BlockingAndNonBlockingCallsThatMeetGetAnError) {
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_tune", "on"}});
+    ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+    const int n = 1 << 16;
+    std::vector<float> in(n, 0.0f), out(n, 7.0f);
+    in[100] = 1.0f;
+    int rc = MPI_SUCCESS;
+    if (world_rank() == 0) {
+        rc = MPIX_Sparse_allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm.get());
+    } else {
+        MPIX_Sparse_request r = MPIX_SPARSE_REQUEST_NULL;
+        rc = MPIX_Sparse_iallreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm.get(), &r);
+        if (rc == MPI_SUCCESS) rc = MPIX_Sparse_wait(&r);
+    }
+    ASSERT_NE(rc, MPI_SUCCESS);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    EXPECT_EQ(cls, MPIX_ERR_SPARSE_REMOTE);
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm.get()), MPI_SUCCESS);
+    EXPECT_EQ(out[100], static_cast<float>(world_size()));
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail::testing

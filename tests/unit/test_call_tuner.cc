@@ -29,13 +29,15 @@ std::map<Algorithm, double> times(double dense, double aggregator, double allgat
 // Runs `calls` blocking calls of one shape whose algorithms really take `truth` µs, passing each
 // call's report through the next one as the agreement does; returns the algorithms run.
 std::vector<Algorithm> run_calls(CallTuner &tuner, std::uint32_t shape, Algorithm model, const CostEstimate &cost,
-                                 unsigned allowed, const std::map<Algorithm, double> &truth, int calls) {
+                                 unsigned allowed, const std::map<Algorithm, double> &truth, int calls,
+                                 std::vector<bool> *explored = nullptr) {
     std::vector<Algorithm> ran;
     std::int64_t clock = 0;
     for (int i = 0; i < calls; ++i) {
         tuner.learn(tuner.take_report());
         const Algorithm a = tuner.choose(shape, model, cost, allowed, true);
         ran.push_back(a);
+        if (explored != nullptr) explored->push_back(tuner.explored());
         tuner.expect(shape, a, clock);
         clock += static_cast<std::int64_t>(truth.at(a) * 1e3);
         tuner.completed(clock);
@@ -106,6 +108,20 @@ TEST(CallTuner, ReExploresTheRunnerUpNowAndThen) {
     EXPECT_EQ(ran.back(), Algorithm::Allgather);
 }
 
+// A call that only measures must not start a dense streak: explored() tells them apart.
+TEST(CallTuner, SaysWhichChoicesOnlyMeasure) {
+    CallTuner tuner;
+    const auto cost = estimate(1000, 10, 11);
+    std::vector<bool> explored;
+    const auto ran =
+        run_calls(tuner, 6, Algorithm::Aggregator, cost, kAll, times(1, 10, 20), CallTuner::kReexploreCalls, &explored);
+    for (std::size_t i = 0; i < ran.size(); ++i) {
+        const bool measuring = (i >= 3 && i < 6) || i + 1 == ran.size();  // the allgather, then the re-exploration
+        EXPECT_EQ(explored[i], measuring) << "call " << i;
+        EXPECT_EQ(ran[i], measuring ? Algorithm::Allgather : Algorithm::Aggregator) << "call " << i;
+    }
+}
+
 TEST(CallTuner, CallsThatDoNotReportOnlyUseWhatWasMeasured) {
     CallTuner tuner;
     const auto cost = estimate(1000, 10, 11);
@@ -139,18 +155,19 @@ TEST(CallTuner, ShapesSeparateSizesDensitiesAndVariants) {
     d.layout = BlockLayout{std::uint64_t{1} << 20, 256, 4};
     const std::uint64_t blocks = d.layout.num_blocks();
     d.nonzero_sum = blocks * 4 / 100;  // 1%
-    const auto one_percent = CallTuner::shape_of(d);
+    const auto one_percent = CallTuner::shape_of(d, kAll);
     d.nonzero_sum = blocks * 4 / 10;
-    EXPECT_NE(CallTuner::shape_of(d), one_percent);
+    EXPECT_NE(CallTuner::shape_of(d, kAll), one_percent);
     d.nonzero_sum = blocks * 4 / 100 + 1;
-    EXPECT_EQ(CallTuner::shape_of(d), one_percent) << "a few blocks more is the same shape";
+    EXPECT_EQ(CallTuner::shape_of(d, kAll), one_percent) << "a few blocks more is the same shape";
     d.layout = BlockLayout{std::uint64_t{1} << 21, 256, 4};
     d.nonzero_sum = d.layout.num_blocks() * 4 / 100;
-    EXPECT_NE(CallTuner::shape_of(d), one_percent);
+    EXPECT_NE(CallTuner::shape_of(d, kAll), one_percent);
     d.layout = BlockLayout{std::uint64_t{1} << 20, 256, 4};
     d.nonzero_sum = blocks * 4 / 100;
+    EXPECT_NE(CallTuner::shape_of(d, kSparseOnly), one_percent) << "a call that may not go dense";
     d.output_to_zero = true;
-    EXPECT_NE(CallTuner::shape_of(d), one_percent);
+    EXPECT_NE(CallTuner::shape_of(d, kAll), one_percent);
 }
 
 }  // namespace
