@@ -7,12 +7,22 @@
 namespace mpix::sparse::detail {
 namespace {
 
-// 64 bytes (one cache line) per step, OR-reduced in eight words the compiler turns into vector ORs;
-// a non-zero line ends the test early, so dense blocks cost one line each.
+// The OR of every line of [p, p + n), n a multiple of 64: a line is eight words the compiler turns
+// into vector ORs. No early exit: no branch depends on the data, so loads run ahead across blocks.
+inline std::uint64_t or_of_lines(const std::byte *p, std::size_t n) {
+    std::uint64_t acc = 0;
+    for (std::size_t i = 0; i < n; i += 64) {
+        std::uint64_t w[8];
+        std::memcpy(w, p + i, sizeof w);
+        acc |= ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
+    }
+    return acc;
+}
+
+// bytes_are_zero_inline tests one line per step and stops at the first non-zero one, so dense blocks
+// cost one line each.
 inline bool line_is_zero(const std::byte *p) {
-    std::uint64_t w[8];
-    std::memcpy(w, p, sizeof w);
-    return ((w[0] | w[1]) | (w[2] | w[3]) | (w[4] | w[5]) | (w[6] | w[7])) == 0;
+    return or_of_lines(p, 64) == 0;
 }
 
 inline bool bytes_are_zero_inline(const std::byte *p, std::size_t n) {
@@ -28,18 +38,6 @@ inline bool bytes_are_zero_inline(const std::byte *p, std::size_t n) {
     for (; i < n; ++i)
         acc |= static_cast<std::uint64_t>(p[i]);
     return acc == 0;
-}
-
-// The OR of every line of [p, p + n), n a multiple of 64, without an early exit: no branch depends on
-// the data, so loads run ahead across blocks.
-inline std::uint64_t or_of_lines(const std::byte *p, std::size_t n) {
-    std::uint64_t acc = 0;
-    for (std::size_t i = 0; i < n; i += 64) {
-        std::uint64_t w[8];
-        std::memcpy(w, p + i, sizeof w);
-        acc |= ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));
-    }
-    return acc;
 }
 
 // Whether a word of 64 blocks is scanned without branches on the data. Where zero and non-zero
@@ -90,19 +88,16 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
                     zero = first + run >= 64 ? 0 : zero & (~std::uint64_t{0} << (first + run));
                 }
             }
-            words[word] = bits;
-            nonzero += static_cast<std::uint64_t>(__builtin_popcountll(bits));
-            previous = bits;
-            continue;
-        }
-        const std::uint64_t end = (word + 1) * 64 < blocks ? (word + 1) * 64 : blocks;
-        for (std::uint64_t k = word * 64; k < end; ++k) {
-            const std::size_t offset = static_cast<std::size_t>(k) * block_bytes;
-            const std::size_t bytes = layout.bytes_of(k);
-            if (!bytes_are_zero_inline(data + offset, bytes)) {
-                bits |= std::uint64_t{1} << (k & 63);
-            } else if (zero_fill != nullptr) {
-                fill_zero(zero_fill + offset, bytes, streaming);
+        } else {
+            const std::uint64_t end = (word + 1) * 64 < blocks ? (word + 1) * 64 : blocks;
+            for (std::uint64_t k = word * 64; k < end; ++k) {
+                const std::size_t offset = static_cast<std::size_t>(k) * block_bytes;
+                const std::size_t bytes = layout.bytes_of(k);
+                if (!bytes_are_zero_inline(data + offset, bytes)) {
+                    bits |= std::uint64_t{1} << (k & 63);
+                } else if (zero_fill != nullptr) {
+                    fill_zero(zero_fill + offset, bytes, streaming);
+                }
             }
         }
         words[word] = bits;

@@ -67,6 +67,19 @@ void CallTuner::learn(const Report &agreed) {
     m.us += weight * (us - m.us);
 }
 
+// Worth measuring: the model's choice, and what the model predicts within kExploreFactor of it, or of
+// what its choice measured when the model underestimated it; a mask like `allowed`.
+unsigned CallTuner::worth_measuring(const ShapeRecord &r, Algorithm model, const CostEstimate &cost, unsigned allowed) {
+    const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
+    const int m = static_cast<int>(model);
+    const Measured &measured = r.by_algorithm[static_cast<std::size_t>(m)];
+    const double model_us = measured.samples > 0 ? std::max(predicted[m], measured.us) : predicted[m];
+    unsigned mask = 0;
+    for (int a = 0; a < kAlgorithms; ++a)
+        if (has(allowed, a) && (a == m || predicted[a] <= kExploreFactor * model_us)) mask |= 1u << a;
+    return mask;
+}
+
 CallTuner::ShapeRecord *CallTuner::record_of(std::uint32_t shape) {
     for (ShapeRecord &r : records_)
         if (r.shape == shape) return &r;
@@ -93,26 +106,24 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
     ShapeRecord &r = *found;
     const int call = r.calls++;
     const auto &by = r.by_algorithm;
-    const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
     const int m = static_cast<int>(model);
-    // Worth measuring: what the model predicts within kExploreFactor of its choice, or of what its
-    // choice measured when the model underestimated it.
-    const double model_us = by[m].samples > 0 ? std::max(predicted[m], by[m].us) : predicted[m];
-    auto candidate = [&](int a) { return has(allowed, a) && (a == m || predicted[a] <= kExploreFactor * model_us); };
+    const unsigned candidates = worth_measuring(r, model, cost, allowed);
     if (may_explore) {
         if (by[m].samples < kSamplesToCompare) return model;
+        const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
         int explore = -1;
         for (int a = 0; a < kAlgorithms; ++a)
-            if (candidate(a) && by[a].samples < kSamplesToCompare && (explore < 0 || predicted[a] < predicted[explore]))
+            if (has(candidates, a) && by[a].samples < kSamplesToCompare &&
+                (explore < 0 || predicted[a] < predicted[explore]))
                 explore = a;
         if (explore >= 0) {
-            explored_ = explore != m;
+            explored_ = true;  // never the model's choice, which has its samples by now
             return static_cast<Algorithm>(explore);
         }
     }
     int best = -1, second = -1;
     for (int a = 0; a < kAlgorithms; ++a) {
-        if (!candidate(a) || by[a].samples == 0) continue;
+        if (!has(candidates, a) || by[a].samples == 0) continue;
         if (best < 0 || by[a].us < by[best].us) {
             second = best;
             best = a;
@@ -131,13 +142,9 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
 bool CallTuner::settled(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed) const {
     const ShapeRecord *r = record_of(shape);
     if (r == nullptr) return false;
-    const auto &by = r->by_algorithm;
-    const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
-    const int m = static_cast<int>(model);
-    if (by[m].samples < kSamplesToCompare) return false;
-    const double model_us = std::max(predicted[m], by[m].us);
+    const unsigned candidates = worth_measuring(*r, model, cost, allowed);
     for (int a = 0; a < kAlgorithms; ++a)
-        if (has(allowed, a) && predicted[a] <= kExploreFactor * model_us && by[a].samples < kSamplesToCompare)
+        if (has(candidates, a) && r->by_algorithm[static_cast<std::size_t>(a)].samples < kSamplesToCompare)
             return false;
     return true;
 }

@@ -74,6 +74,7 @@ class CallTuner {
         std::array<Measured, kAlgorithms> by_algorithm{};
         int calls = 0;
     };
+    static unsigned worth_measuring(const ShapeRecord &r, Algorithm model, const CostEstimate &cost, unsigned allowed);
     ShapeRecord *record_of(std::uint32_t shape);
     const ShapeRecord *record_of(std::uint32_t shape) const;
 
