@@ -258,7 +258,7 @@ int main(int argc, char **argv) {
         const std::size_t count = bytes / 4;
         const BlockLayout layout{count, block, 4};
         for (double density : {0.01, 0.1, 0.5, 1.0}) {
-            std::vector<float> in(count, 0.0f), out(count), scratch(count);
+            std::vector<float> in(count, 0.0f), out(count);
             std::mt19937_64 rng(static_cast<unsigned>(rank) * 7 + 1);
             BlockBitmap bitmap;
             bitmap.reset(layout.num_blocks());
@@ -267,17 +267,14 @@ int main(int argc, char **argv) {
                     for (std::uint32_t e = 0; e < layout.elems_of(k); ++e)
                         in[k * block + e] = 1.0f;
             // The planner's features, from exact per-rank counts and the exact union.
-            const std::uint64_t nonzero =
-                scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap, nullptr);
+            const std::uint64_t nonzero = scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap);
             std::vector<unsigned char> on(layout.num_blocks());
             for (std::uint64_t k = 0; k < layout.num_blocks(); ++k)
                 on[k] = bitmap.test(k);
             const Demand d = exact_demand(layout, on, nonzero);
             const CostFeatures f = cost_features(d);
-            const double scan_us = time_calls(iterations, [&] {
-                scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap,
-                            reinterpret_cast<std::byte *>(scratch.data()));
-            });
+            const double scan_us = time_calls(
+                iterations, [&] { scan_blocks(reinterpret_cast<const std::byte *>(in.data()), layout, bitmap); });
             // Block sizes here are 256 elements: the per-block constants are not identifiable from this
             // grid and keep their defaults (the fit covers latency and per-byte constants).
             const std::vector<double> features[3] = {{f.dense[0], f.dense[1]},

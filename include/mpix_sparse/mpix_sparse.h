@@ -205,7 +205,7 @@ typedef struct MPIX_Sparse_profile {
     double allgather;      /**< the allgather path, including its reduction */
     double stream;         /**< the aggregators' stream, including reduce and result_write */
     double reduce;         /**< aggregators reducing contributions */
-    double result_write;   /**< storing reduced results into the output */
+    double result_write;   /**< writing the output: results and the zeros between them */
     double barrier;        /**< the barrier that ends a streamed call */
     double node_broadcast; /**< hierarchical calls: a node leader broadcasting the result to its node */
 } MPIX_Sparse_profile;

@@ -48,8 +48,9 @@ void AggregatorRole::restart() {
     else
         for (int w = 0; w < spec_.workers(); ++w)
             if (w != spec_.my_worker) remote_workers_.push_back(spec_.worker_peer[static_cast<std::size_t>(w)]);
-    // A colocated aggregator with a dense output reduces straight into it (no staging copy).
-    in_place_ = own_sink_ != nullptr && own_sink_->in_place(lo_, 0) != nullptr;
+    // A colocated aggregator reduces straight into a dense output whose zeros are there already (no
+    // staging copy; runs go out with their gaps from there).
+    in_place_ = own_sink_ != nullptr && own_sink_->zeros_present() && own_sink_->in_place(lo_, 0) != nullptr;
     // Pieces kept per worker are bounded by its credits (window); results in flight likewise.
     const auto window = static_cast<std::size_t>(spec_.window + 1);
     for (Stream &s : streams_)

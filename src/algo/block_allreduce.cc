@@ -183,6 +183,7 @@ void BlockAllreduce::activate() {
     BlockBitmap *bitmap = &no_bitmap;
     const std::byte *data = input();
     const std::uint64_t *ranks = nullptr;
+    bool writes_zeros = false;  // the sink writes the output's zeros (else they are there)
     try {
         bitmap = &scratch().bitmap;
         bitmap->reset(call.layout.num_blocks());
@@ -195,10 +196,11 @@ void BlockAllreduce::activate() {
             data = staging.input.reserve(*device_, static_cast<std::size_t>(call.nonzero) * call.layout.block_bytes());
             if (!on_device(kinds_.recv)) zero_absent_blocks(output, call.layout, *bitmap);
         } else {
-            // One pass: find the non-zero blocks and write the zeros of a host output where this
-            // rank has none (in place, those bytes are zero already).
-            const bool zero_output = !in_place_ && !on_device(kinds_.recv);
-            call.nonzero = scan_blocks(data, call.layout, *bitmap, zero_output ? output : nullptr);
+            // The scan only reads: a host output gets its zeros from the sink, with the results, so
+            // that each of its bytes is written once (in place, this rank's zero blocks are zero
+            // already, and a dense plan lets MPI write it all).
+            call.nonzero = scan_blocks(data, call.layout, *bitmap);
+            writes_zeros = !in_place_ && !on_device(kinds_.recv);
         }
         if (on_device(kinds_.recv)) staged_sink_.emplace(*device_, scratch().device, call.layout);
     } catch (const std::bad_alloc &) {
@@ -212,7 +214,9 @@ void BlockAllreduce::activate() {
         staged_sink_.reset();
     }
     source_.emplace(data, call.layout, *bitmap, ranks);
-    if (!staged_sink_) sink_.emplace(output, call.layout);
+    if (!staged_sink_)
+        sink_.emplace(output, call.layout,
+                      writes_zeros ? DenseResultSink::Zeros::Written : DenseResultSink::Zeros::Present);
     if (local_failure_ || out_of_memory_ || device_error_ || config.fail_at == FailPoint::Scan)
         call.local = SparseCall::Local::Failure;
     scanning.reset();

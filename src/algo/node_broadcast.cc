@@ -58,7 +58,7 @@ void NodeBroadcast::start(bool dense, bool failed) {
         if (device_ != nullptr)
             device_copy([&] { n_ = device_->scan(buf_, layout_, bitmap_); });
         else
-            n_ = scan_blocks(buf_, layout_, bitmap_, nullptr);
+            n_ = scan_blocks(buf_, layout_, bitmap_);
         if (error_)
             n_ = kFailedMarker;  // the scan failed: the node fails with its leader instead of waiting
         else if (static_cast<double>(n_) * static_cast<double>(layout_.block_bytes() + sizeof(std::uint32_t)) >=

@@ -17,7 +17,7 @@ void DenseResultSink::write(const MessageView &view) {
             const std::size_t at = layout_.offset_of(view.first);
             const std::size_t bytes = layout_.run_bytes(view.first, view.n);
             zero(view.cover_begin, view.first);
-            copy_bytes(out_ + at, view.data, bytes, streaming);
+            if (out_ + at != view.data) copy_bytes(out_ + at, view.data, bytes, streaming);  // else fetched there
             zero(view.first + view.n, view.cover_end);
         } else {
             write_covered(out_, layout_.offset_of(view.cover_begin), end, view.data, view.index,
@@ -39,7 +39,7 @@ void DenseResultSink::zero(std::uint64_t first, std::uint64_t end) {
     if (end <= first) return;
     const std::size_t bytes = layout_.run_bytes(first, end - first);
     fill_zero(out_ + layout_.offset_of(first), bytes,
-              layout_.total_bytes() >= kStreamingFillBytes && bytes >= kStreamingStretchBytes);
+              layout_.total_bytes() >= kStreamingFillBytes && bytes >= kStreamingBlockBytes);
 }
 
 void CollectingResultSink::write(const MessageView &view) {

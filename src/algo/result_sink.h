@@ -14,9 +14,12 @@ namespace mpix::sparse::detail {
 class ResultSink {
   public:
     virtual ~ResultSink() = default;
-    // The output memory of blocks [first, first + n) when results may be written there directly
-    // (fetched or reduced in place), else null.
+    // The output memory of blocks [first, first + n) when a result may be fetched straight into it
+    // (write() then finds its data there), else null.
     virtual std::byte *in_place(std::uint64_t first, std::uint64_t n) = 0;
+    // Whether blocks outside the union are zero bytes in the output before any result is written, so
+    // that an aggregator may reduce into the output (in_place) and send runs with their gaps from it.
+    virtual bool zeros_present() const { return false; }
     // The output memory of blocks [first, first + n) for a writer that overwrites all of it, zeros
     // included, when the output is a dense host vector (then a dense view may also carry zeros for
     // blocks outside the union); else null.
@@ -28,15 +31,15 @@ class ResultSink {
 
 class DenseResultSink final : public ResultSink {
   public:
-    // Zeros: already in the output where no result lands (the block path's scan writes them), or
-    // written by the sink itself as the messages covering each range arrive (one pass over the
-    // output; results are then never reduced or fetched into it in place).
+    // Zeros: already in the output where no result lands (MPI_IN_PLACE, where this rank's zero
+    // blocks are zero already), or written by the sink itself as the messages covering each range
+    // arrive, so that every output byte is written once (zeros first and results over them would
+    // write the union twice; results are then never reduced into the output in place).
     enum class Zeros { Present, Written };
     DenseResultSink(std::byte *out, const BlockLayout &layout, Zeros zeros = Zeros::Present)
         : out_(out), layout_(layout), write_zeros_(zeros == Zeros::Written) {}
-    std::byte *in_place(std::uint64_t first, std::uint64_t) override {
-        return write_zeros_ ? nullptr : out_ + layout_.offset_of(first);
-    }
+    std::byte *in_place(std::uint64_t first, std::uint64_t) override { return out_ + layout_.offset_of(first); }
+    bool zeros_present() const override { return !write_zeros_; }
     std::byte *overwrite(std::uint64_t first, std::uint64_t) override { return out_ + layout_.offset_of(first); }
     void write(const MessageView &view) override;
 

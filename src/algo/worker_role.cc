@@ -279,7 +279,20 @@ bool WorkerRole::poll_fetches() {
         } else if (p.landing != nullptr) {
             store_result(h, p.landing, p.message.bytes, PayloadHome::Shared);  // to be forwarded
         } else if (p.buffer.data() == nullptr) {
-            result_covered(static_cast<int>(h.sender), h.begin, h.end);  // fetched into the output
+            // Fetched into the output (its length was checked before): the sink finds the run in
+            // place and writes only the zeros around it, when it writes zeros.
+            MessageView view;
+            view.cover_begin = h.begin;
+            view.cover_end = h.end;
+            view.dense = true;
+            view.first = h.first;
+            view.n = h.nblocks;
+            view.data = sink_.in_place(h.first, h.nblocks);
+            {
+                PhaseTimer writing(res_.profile, Phase::ResultWrite);
+                sink_.write(view);
+            }
+            result_covered(static_cast<int>(h.sender), h.begin, h.end);
         } else {
             store_result(h, p.buffer.data(), p.message.bytes, PayloadHome::Owned, &p.buffer);
         }

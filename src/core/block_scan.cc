@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "core/memory_ops.h"
-
 namespace mpix::sparse::detail {
 namespace {
 
@@ -60,10 +58,9 @@ bool bytes_are_zero(const std::byte *p, std::size_t n) {
 __attribute__((target_clones("avx2", "default")))
 #endif
 std::uint64_t
-scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap, std::byte *zero_fill) {
+scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap) {
     const std::uint64_t blocks = layout.num_blocks();
     const std::size_t block_bytes = layout.block_bytes();
-    const bool streaming = layout.total_bytes() >= kStreamingFillBytes;
     std::uint64_t nonzero = 0;
     std::uint64_t *words = bitmap.words();
     // Words of 64 whole blocks of whole lines may take the branch-free scan.
@@ -77,34 +74,16 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
             const std::byte *base = data + static_cast<std::size_t>(word * 64) * block_bytes;
             for (unsigned j = 0; j < 64; ++j)
                 bits |= std::uint64_t{or_of_lines(base + j * block_bytes, block_bytes) != 0} << j;
-            if (zero_fill != nullptr) {
-                // Runs of zero blocks, each filled at once.
-                std::byte *out = zero_fill + static_cast<std::size_t>(word * 64) * block_bytes;
-                for (std::uint64_t zero = ~bits; zero != 0;) {
-                    const unsigned first = static_cast<unsigned>(__builtin_ctzll(zero));
-                    const std::uint64_t after = ~(zero >> first);  // 0 only for a word of zero blocks
-                    const unsigned run = after == 0 ? 64 - first : static_cast<unsigned>(__builtin_ctzll(after));
-                    fill_zero(out + first * block_bytes, run * block_bytes, streaming);
-                    zero = first + run >= 64 ? 0 : zero & (~std::uint64_t{0} << (first + run));
-                }
-            }
         } else {
             const std::uint64_t end = (word + 1) * 64 < blocks ? (word + 1) * 64 : blocks;
-            for (std::uint64_t k = word * 64; k < end; ++k) {
-                const std::size_t offset = static_cast<std::size_t>(k) * block_bytes;
-                const std::size_t bytes = layout.bytes_of(k);
-                if (!bytes_are_zero_inline(data + offset, bytes)) {
+            for (std::uint64_t k = word * 64; k < end; ++k)
+                if (!bytes_are_zero_inline(data + static_cast<std::size_t>(k) * block_bytes, layout.bytes_of(k)))
                     bits |= std::uint64_t{1} << (k & 63);
-                } else if (zero_fill != nullptr) {
-                    fill_zero(zero_fill + offset, bytes, streaming);
-                }
-            }
         }
         words[word] = bits;
         nonzero += static_cast<std::uint64_t>(__builtin_popcountll(bits));
         previous = bits;
     }
-    if (zero_fill != nullptr && streaming) store_fence();
     return nonzero;
 }
 

@@ -14,10 +14,9 @@ namespace mpix::sparse::detail {
 bool bytes_are_zero(const std::byte *p, std::size_t n);
 
 // Scans `data` (layout.total_bytes() bytes) and sets bit k of `bitmap` (already reset to
-// layout.num_blocks() clear bits) for every block with a non-zero byte. When `zero_fill` is not null,
-// also writes zeros over block k of zero_fill for every all-zero block k: that is the result's
-// value there unless another rank has the block, and doing it here saves a second pass over the
-// output. Returns the number of non-zero blocks.
-std::uint64_t scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap, std::byte *zero_fill);
+// layout.num_blocks() clear bits) for every block with a non-zero byte. It only reads: the output's
+// zeros are written by the result sink, with the results (algo/result_sink.h). Returns the number
+// of non-zero blocks.
+std::uint64_t scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap);
 
 }  // namespace mpix::sparse::detail

@@ -48,7 +48,7 @@ class EmulatedDeviceMemory final : public DeviceMemory {
     void free_staging(void *p) noexcept override { std::free(p); }
 
     std::uint64_t scan(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap) override {
-        return scan_blocks(data, layout, bitmap, nullptr);
+        return scan_blocks(data, layout, bitmap);
     }
     void download_blocks(const std::byte *data, const BlockLayout &layout, const BlockBitmap &bitmap, std::uint64_t,
                          std::byte *dst) override {

@@ -122,7 +122,7 @@ void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *i
 namespace {
 
 void write_zero_stretch(std::byte *dst, std::size_t n, bool streaming) {
-    fill_zero(dst, n, streaming && n >= kStreamingStretchBytes);
+    fill_zero(dst, n, streaming && n >= kStreamingBlockBytes);
 }
 
 // 4- and 8-byte blocks (one element, or two 4-byte ones): the output is built a 4 KiB tile at a time

@@ -17,7 +17,7 @@ enum class Phase : int {
     Allgather,      // the allgather path: MPI_Iallgather and reducing the gathered records
     Stream,         // the aggregators' stream, from start to completion (Reduce and ResultWrite inside)
     Reduce,         // aggregators reducing windows of contributions (inside Stream)
-    ResultWrite,    // workers storing result messages into the output (inside Stream)
+    ResultWrite,    // workers writing result messages and the zeros between them into the output (inside Stream)
     Barrier,        // the MPI_Ibarrier after a stream
     NodeBroadcast,  // hierarchical calls: the node leader's broadcast of the result to its node
     Count

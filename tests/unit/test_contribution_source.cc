@@ -17,7 +17,7 @@ TEST(ContributionSource, BitmapPlansDenseRunForContiguousBlocks) {
         data[k * 4] = 1;
     BlockBitmap bitmap;
     bitmap.reset(64);
-    scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap, nullptr);
+    scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     std::vector<std::uint32_t> index(64);
     const MessagePlan p = source.plan(0, 64, 64, index.data());
@@ -40,7 +40,7 @@ TEST(ContributionSource, ScatteredBlocksArePacked) {
         data[k * 4 + 3] = 2;
     BlockBitmap bitmap;
     bitmap.reset(64);
-    scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap, nullptr);
+    scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     std::vector<std::uint32_t> index(64);
     const MessagePlan p = source.plan(0, 64, 64, index.data());

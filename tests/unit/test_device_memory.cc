@@ -129,7 +129,7 @@ TEST_P(DeviceBoundary, ScanCompactAndWriteBackMatchTheHost) {
         // Host reference.
         BlockBitmap expected;
         expected.reset(layout.num_blocks());
-        const std::uint64_t expected_n = scan_blocks(input.data(), layout, expected, nullptr);
+        const std::uint64_t expected_n = scan_blocks(input.data(), layout, expected);
         // Scan on the device.
         const std::byte *dev = to_device(input, c.misalign);
         BlockBitmap bitmap;
@@ -216,7 +216,7 @@ TEST(PackedSource, SameMessagesAsTheDenseSource) {
         const std::vector<std::byte> input = make_input(layout, density, 42);
         BlockBitmap bitmap;
         bitmap.reset(layout.num_blocks());
-        const std::uint64_t n = scan_blocks(input.data(), layout, bitmap, nullptr);
+        const std::uint64_t n = scan_blocks(input.data(), layout, bitmap);
         std::vector<std::byte> packed(static_cast<std::size_t>(n) * layout.block_bytes());
         auto device = make_emulated_device_memory();
         device->download_blocks(input.data(), layout, bitmap, n, packed.data());
@@ -274,7 +274,7 @@ TEST(StagedResultSink, MatchesTheDenseSinkAndRejectsDuplicates) {
     const std::vector<std::byte> result = make_input(layout, 0.3, 7);
     BlockBitmap bitmap;
     bitmap.reset(layout.num_blocks());
-    const std::uint64_t n = scan_blocks(result.data(), layout, bitmap, nullptr);
+    const std::uint64_t n = scan_blocks(result.data(), layout, bitmap);
     const BitmapSource source(result.data(), layout, bitmap);
     // Cut the result into messages of at most 9 blocks, then deliver them last first.
     struct Message {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "algo/contribution_source.h"
+#include "algo/device_staging.h"
 #include "algo/result_sink.h"
 #include "algo/streaming_operation.h"
 #include "core/block_scan.h"
@@ -39,6 +40,9 @@ struct Scenario {
     int window = 2;
     std::size_t eager_limit = 512;
     bool in_place = false;
+    // The output's zeros written before the stream (a device input's host output), so aggregators
+    // reduce into it in place; else the sink writes them with the results.
+    bool zeros_present = false;
     bool pairs = false;       // element variant: sorted (index, value) pairs, block size 1
     bool collecting = false;  // element variant with sparse output
     // Node multicast: > 1 puts ranks on random nodes (or on `node` when given) and results are
@@ -52,8 +56,8 @@ struct Scenario {
         s << "workers=" << workers << " aggregators=" << aggregators << (dedicated ? " dedicated" : " colocated")
           << " B=" << block_elems << " count=" << count << " density=" << density << " " << testing::name_of(pattern)
           << " " << name_of(type) << " " << name_of(op) << " msg=" << message_bytes << " window=" << window
-          << " eager=" << eager_limit << (in_place ? " in-place" : "") << (pairs ? " pairs" : "")
-          << (collecting ? " sparse-output" : "") << " nodes=" << nodes << " seed=" << seed;
+          << " eager=" << eager_limit << (in_place ? " in-place" : "") << (zeros_present ? " zeros-present" : "")
+          << (pairs ? " pairs" : "") << (collecting ? " sparse-output" : "") << " nodes=" << nodes << " seed=" << seed;
         return s.str();
     }
 };
@@ -114,7 +118,7 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
         inputs.push_back(
             testing::make_vector(sc.type, sc.count, sc.block_elems, on, sc.seed * 31 + static_cast<unsigned>(w)));
         // The output starts as garbage: everything the reduction does not write must be caught (the
-        // block path's scan writes the zeros; the pairs path's sink writes them with the results).
+        // sink writes the zeros with the results).
         outputs.emplace_back(inputs.back().size(), std::byte{0xAB});
         if (sc.in_place) outputs.back() = inputs.back();
         if (sc.pairs) {
@@ -170,9 +174,15 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
         } else if (spec.my_worker >= 0) {
             bitmaps[ur].reset(layout.num_blocks());
             const std::byte *in = sc.in_place ? outputs[ur].data() : inputs[ur].data();
-            scan_blocks(in, layout, bitmaps[ur], sc.in_place ? nullptr : outputs[ur].data());
+            scan_blocks(in, layout, bitmaps[ur]);
             sources[ur] = std::make_unique<BitmapSource>(in, layout, bitmaps[ur]);
-            sinks[ur] = std::make_unique<DenseResultSink>(outputs[ur].data(), layout);
+            // As the block variant does: in place this rank's zero blocks are zero already; a device
+            // input's host output gets them before the stream; else the sink writes them.
+            if (sc.zeros_present) zero_absent_blocks(outputs[ur].data(), layout, bitmaps[ur]);
+            const bool present = sc.in_place || sc.zeros_present;
+            sinks[ur] = std::make_unique<DenseResultSink>(outputs[ur].data(), layout,
+                                                          present ? DenseResultSink::Zeros::Present
+                                                                  : DenseResultSink::Zeros::Written);
             source = sources[ur].get();
             sink = sinks[ur].get();
         }
@@ -294,11 +304,13 @@ TEST(StreamingProtocol, RandomizedScenarios) {
         sc.window = static_cast<int>(1 + rng() % 4);
         sc.eager_limit = std::array<std::size_t, 3>{0, 256, 1u << 20}[rng() % 3];
         sc.in_place = !sc.dedicated && rng() % 2 == 0;
+        sc.zeros_present = !sc.in_place && rng() % 3 == 0;
         if (rng() % 3 == 0) sc.nodes = static_cast<int>(2 + rng() % 3);
         if (rng() % 4 == 0) {
             sc.pairs = true;
             sc.block_elems = 1;
             sc.in_place = false;
+            sc.zeros_present = false;
             sc.collecting = rng() % 2 == 0;
         }
         run_scenario(sc);
