@@ -285,7 +285,7 @@ WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end)
 
 // Sends union entries [from, to) of the current window as one dense run covering
 // [cover_start_, cover_end). Reducing in place, straight from the output: its gap blocks are zero
-// there already (no rank contributed them; this rank's scan zeroed them or they were zero in place),
+// there already (no rank contributed them; they were zero in place or written before the stream),
 // and every rank's output is dense (only the block variant reduces in place), so no presence bitmap
 // is needed. Else copied, zeros in the gaps, with a presence bitmap (a sparse output needs the
 // union exactly).
@@ -307,10 +307,16 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::size_t run_bytes = layout.run_bytes(first, span);
     const std::size_t bitmap_at = word_aligned(run_bytes);
     const std::size_t bytes = presence ? bitmap_at + presence_bytes(span) : run_bytes;
-    const std::byte *payload = run;  // straight from the output buffer, which outlives the sends
-    if (!from_output) {
+    const bool streaming = layout.total_bytes() >= kStreamingFillBytes;
+    const std::byte *payload = run;
+    if (from_output) {
+        // Straight from the output buffer (which outlives the sends), or from shared memory.
+        payload = res_.shared_copy(transport_, remote_workers_.data(), remote_workers_.size(), run, bytes, streaming);
+    } else {
         std::byte *dst = result_buffer(*message, bytes);
-        std::memcpy(dst, run, run_bytes);
+        copy_bytes(dst, run, run_bytes, streaming);
+        // Streaming stores are ordered before the gaps' zeros (the same bytes) and the send.
+        if (streaming) store_fence();
         if (gaps) {
             std::memset(dst + run_bytes, 0, bitmap_at - run_bytes);
             auto *bits = reinterpret_cast<std::uint32_t *>(dst + bitmap_at);

@@ -9,6 +9,7 @@
 
 #include "algo/buffer_pool.h"
 #include "algo/message_cursor.h"
+#include "core/memory_ops.h"
 #include "core/phase_profile.h"
 #include "transport/transport.h"
 
@@ -98,6 +99,20 @@ struct StreamResources {
         if (std::byte *shared = transport.shared_buffer(peers, n, bytes)) return shared;
         m.buffer = buffers.acquire(bytes);
         return m.buffer.data();
+    }
+
+    // A payload in memory the peers cannot read (the user's buffers), for a vector too large to stay
+    // cached (`streaming`): copied here into memory shared with them, with streaming stores, when
+    // there is some. The transport's own copy into shared memory uses ordinary stores, which read
+    // each line from memory before overwriting it. Else (or for a smaller vector) the payload itself.
+    const std::byte *shared_copy(Transport &transport, const int *peers, std::size_t n, const std::byte *payload,
+                                 std::size_t bytes, bool streaming) {
+        if (!streaming) return payload;
+        std::byte *shared = transport.shared_buffer(peers, n, bytes);
+        if (shared == nullptr) return payload;
+        copy_bytes(shared, payload, bytes, true);
+        store_fence();  // visible before the reference to it travels
+        return shared;
     }
 
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }

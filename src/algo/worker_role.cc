@@ -98,11 +98,14 @@ bool WorkerRole::send_contributions(Shard &shard) {
             h.first = plan.dense ? plan.first : 0;
             h.nblocks = plan.dense ? plan.span() : plan.n;
             payload = plan.dense ? source_.dense_run(plan) : nullptr;
+            const int peer = spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)];
             if (payload != nullptr) {
-                bytes = layout.run_bytes(plan.first, plan.span());  // zero-copy from the user buffer
+                // From the user buffer: zero-copy, or into shared memory.
+                bytes = layout.run_bytes(plan.first, plan.span());
+                payload =
+                    res_.shared_copy(transport_, &peer, 1, payload, bytes, layout.total_bytes() >= kStreamingFillBytes);
             } else {
                 // Packed where the aggregator reads it in place when the transport shares memory.
-                const int peer = spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)];
                 std::byte *dst =
                     res_.payload_buffer(transport_, *message, &peer, 1, max_packed_bytes(plan.n, layout.block_bytes()));
                 bytes = source_.pack(plan, from, res_.plan_index.data(), dst);
