@@ -2,22 +2,21 @@
 
 #include <cstring>
 
+#include "core/memory_ops.h"
+
 namespace mpix::sparse::detail {
 namespace {
 
-// How far ahead of the line it reads the scan asks for lines. One core's reads from memory are
-// bound by the misses it has in flight, not by the bus: 64 MiB, two processes at once (a throwaway
-// loop), 1% 6.0-6.3 -> 4.8-5.2 ms, 10% 7.0-7.2 -> 6.2-6.3, 50% 6.2-6.4 -> 5.5-5.6, 100% (one line
-// a block) 1.2-1.3 -> 0.7-0.8. A prefetch never faults, so it may reach past the buffer.
-constexpr std::size_t kPrefetchAhead = 4096;
+// The scan asks for lines kPrefetchAhead bytes ahead (core/memory_ops.h). 64 MiB, two processes at
+// once (a throwaway loop): 1% 6.0-6.3 -> 4.8-5.2 ms, 10% 7.0-7.2 -> 6.2-6.3, 50% 6.2-6.4 -> 5.5-5.6,
+// 100% (one line a block) 1.2-1.3 -> 0.7-0.8.
 
 // The OR of every line of [p, p + n), n a multiple of 64: a line is eight words the compiler turns
 // into vector ORs. No early exit: no branch depends on the data, so loads run ahead across blocks.
 inline std::uint64_t or_of_lines(const std::byte *p, std::size_t n) {
     std::uint64_t acc = 0;
     for (std::size_t i = 0; i < n; i += 64) {
-        // (As an integer: the address may lie past the buffer, where pointer arithmetic may not go.)
-        __builtin_prefetch(reinterpret_cast<const void *>(reinterpret_cast<std::uintptr_t>(p) + i + kPrefetchAhead));
+        prefetch_ahead(p + i);
         std::uint64_t w[8];
         std::memcpy(w, p + i, sizeof w);
         acc |= ((w[0] | w[1]) | (w[2] | w[3])) | ((w[4] | w[5]) | (w[6] | w[7]));

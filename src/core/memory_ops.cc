@@ -57,6 +57,7 @@ void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool stream
         n -= head;
         std::size_t i = 0;
         for (; i + 64 <= n; i += 64) {
+            prefetch_ahead(src + i);
             const auto *s = reinterpret_cast<const __m128i *>(src + i);
             const __m128i a = _mm_loadu_si128(s), b = _mm_loadu_si128(s + 1);
             const __m128i c = _mm_loadu_si128(s + 2), d = _mm_loadu_si128(s + 3);

@@ -16,6 +16,15 @@ inline constexpr std::size_t kStreamingFillBytes = std::size_t{4} << 20;
 // (64 MiB at 10% density, 4 ranks: the one-pass output took 8 ms to write instead of 4).
 inline constexpr std::size_t kStreamingBlockBytes = 256;
 
+// How far ahead of its reads a streaming loop asks for lines: one core's reads from memory are
+// bound by the misses it has in flight, not by the bus (docs/performance.md, "The scan asks ahead").
+inline constexpr std::size_t kPrefetchAhead = 4096;
+// Asks for the line `ahead` bytes past p. An integer address: it may lie past the buffer, where
+// pointer arithmetic may not go, and a prefetch never faults.
+inline void prefetch_ahead(const void *p, std::size_t ahead = kPrefetchAhead) {
+    __builtin_prefetch(reinterpret_cast<const void *>(reinterpret_cast<std::uintptr_t>(p) + ahead));
+}
+
 // Writes n zero bytes at dst. With streaming = true, uses non-temporal stores where the CPU has them;
 // call store_fence() before another process may read the memory.
 void fill_zero(std::byte *dst, std::size_t n, bool streaming);
