@@ -26,10 +26,13 @@ struct CostParams {
     // at the sender, placed at the receiver) instead of as dense runs.
     // Refitted for beta and copy after payloads between ranks of one node began to travel by
     // reference (packed blocks are packed straight into shared memory and read in place: 0.38 ->
-    // 0.127 ns per packed byte; docs/performance.md, "The planner on one node after shared segments").
+    // 0.127 ns per packed byte; docs/performance.md, "The planner on one node after shared segments"),
+    // and again after the output was written once and the streaming loops began to prefetch
+    // (beta 0.249 -> 0.145, copy 0.127 -> 0.096: "The output written once"). Alpha's fits (246, 286)
+    // were not taken: they send 256 KiB-1 MiB calls at 10% to MPI_Allreduce, 2.5x slower there.
     double sparse_alpha_us = 80.0;
-    double sparse_beta_ns = 0.249;
-    double sparse_copy_ns = 0.127;
+    double sparse_beta_ns = 0.145;
+    double sparse_copy_ns = 0.096;
     // Refitted after the allgather began to scatter gathered pairs into output tiles instead of
     // reducing them through counted windows (docs/performance.md, "The element variant: scattered
     // pairs"): allgather beta 1.5 -> 0.75 (calibrate_cost_model's block grid fitted 0.72); the three
@@ -44,8 +47,9 @@ struct CostParams {
     double allgather_beta_ns = 0.75;
     double allgather_block_ns = 0.0;
     // ns per byte of an output every algorithm must write whole (the element variant's dense output,
-    // which the dense path fills when it densifies the pairs; the block variant zeroes during its scan,
-    // before the choice).
+    // which the dense path fills when it densifies the pairs). The block variant's sparse paths write
+    // their output with the results, inside what the fitted constants above measure; its dense path
+    // has MPI write it.
     double memory_ns = 0.105;
     // ns per byte crossing PCIe when some rank's buffers are in device memory: the dense path stages
     // whole buffers both ways, the sparse ones only non-zero blocks and the union (not fitted on a GPU

@@ -128,10 +128,10 @@ TEST(Planner, NodeMulticastCutsTheUnionThatCrossesNodes) {
 }
 
 TEST(Planner, SlowLinksFavourTheAlgorithmThatSendsLess) {
-    // 2 MiB at 25%: on one node a fast MPI_Allreduce wins; over 1 Gbit/s links the bytes decide.
+    // 2 MiB at 50%: on one node a fast MPI_Allreduce wins; over 1 Gbit/s links the bytes decide.
     Config config;
     config.cost.dense_table = {{1, 0.3}};
-    const Demand local = demand(2048, 4, 4, 0.25);
+    const Demand local = demand(2048, 4, 4, 0.5);
     EXPECT_EQ(make_plan(local, config).algorithm, Algorithm::Dense);
     config.cost.link_ns = 9.0;
     EXPECT_NE(make_plan(across(local, 4, 1), config).algorithm, Algorithm::Dense);
