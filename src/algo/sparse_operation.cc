@@ -343,6 +343,7 @@ bool SparseOperation::step() {
             PhaseTimer reducing(profile_, Phase::Reduce);
             reduce_gathered(gathered_.data(), state_.size(), record_bytes_, call_.layout, call_.type, call_.op,
                             plan_.max_contribution, scratch().resources, sink());
+            store_fence();  // the output's streaming stores are visible before anyone reads it
             finish_sparse();
         }
         finish();

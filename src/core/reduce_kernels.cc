@@ -127,8 +127,9 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
         const std::size_t slot = static_cast<std::size_t>((index ? std::int64_t{index[i]} : std::int64_t(i)) + shift);
         T *out = a + slot * stride;
         const T *in = v + i * stride;
+        // (From the block's start: a partial last block ends before stride elements.)
         for (std::size_t line = 0; line < stride * sizeof(T); line += 64)
-            prefetch_ahead(reinterpret_cast<const std::byte *>(in) + line);
+            prefetch_ahead(in, line + kPrefetchAhead);
         if (counts[slot]++ == 0) {
             touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
             if (out != in)

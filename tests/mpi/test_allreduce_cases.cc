@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "mpi_test_util.h"
@@ -164,27 +165,34 @@ TEST(AllreduceCases, OnePercentDensitySendsASmallFractionOfTheBuffer) {
 }
 
 // Vectors too large to stay cached take the streaming paths: the output's zeros and results are
-// written once by the sink, payloads go into shared memory with streaming stores. At every density
-// (1% mostly packed, 30-50% dense runs with gaps, 100% gap-free runs), out of place into an output
-// full of garbage (nothing may be left unwritten) and in place, against MPI_Allreduce.
+// written once by the sink, payloads go into shared memory with streaming stores. The aggregator at
+// every density (1% mostly packed, 30-50% dense runs with gaps, 100% gap-free runs) and the
+// allgather at 1% and 30%, out of place into an output full of garbage (nothing may be left
+// unwritten) and in place, against MPI_Allreduce. (A regression guard: the scan's zero fill passed
+// it too.)
 TEST(AllreduceCases, LargeOutputsAreWrittenCompletelyAtEveryDensity) {
     const int rank = world_rank(), size = world_size();
-    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
     const std::size_t count = (std::size_t{6} << 20) / sizeof(float) + 77;  // 6 MiB, a partial last block
-    for (double density : {0.01, 0.3, 0.5, 1.0}) {
-        const auto in = sparse_floats(count, 256, density, Pattern::Random, rank, size, 23);
-        const auto want = reference(in, MPI_COMM_WORLD);
-        std::vector<float> out(count, std::nanf(""));
-        ASSERT_EQ(
-            MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM, comm.get()),
-            MPI_SUCCESS);
-        EXPECT_EQ(std::memcmp(out.data(), want.data(), count * sizeof(float)), 0) << "density " << density;
-        std::vector<float> inplace = in;
-        ASSERT_EQ(MPIX_Sparse_allreduce(MPI_IN_PLACE, inplace.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
-                                        comm.get()),
-                  MPI_SUCCESS);
-        EXPECT_EQ(std::memcmp(inplace.data(), want.data(), count * sizeof(float)), 0)
-            << "in place, density " << density;
+    for (const char *algorithm : {"aggregator", "allgather"}) {
+        SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", algorithm}});
+        const bool gather = std::string(algorithm) == "allgather";
+        for (double density : {0.01, 0.3, 0.5, 1.0}) {
+            if (gather && density > 0.3) continue;  // every rank gathers every contribution
+            const auto in = sparse_floats(count, 256, density, Pattern::Random, rank, size, 23);
+            const auto want = reference(in, MPI_COMM_WORLD);
+            std::vector<float> out(count, std::nanf(""));
+            ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
+                                            comm.get()),
+                      MPI_SUCCESS);
+            EXPECT_EQ(std::memcmp(out.data(), want.data(), count * sizeof(float)), 0)
+                << algorithm << ", density " << density;
+            std::vector<float> inplace = in;
+            ASSERT_EQ(MPIX_Sparse_allreduce(MPI_IN_PLACE, inplace.data(), static_cast<MPI_Count>(count), MPI_FLOAT,
+                                            MPI_SUM, comm.get()),
+                      MPI_SUCCESS);
+            EXPECT_EQ(std::memcmp(inplace.data(), want.data(), count * sizeof(float)), 0)
+                << algorithm << ", in place, density " << density;
+        }
     }
 }
 
