@@ -216,6 +216,10 @@ void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std
     const Shard &shard = shards_[static_cast<std::size_t>(h.sender)];
     // A worker that failed passes nothing on: its Abort reaches its node's workers instead.
     if (shard.forward != nullptr && !error_) forward_result(shard, h, payload, bytes, home, owned);
+    write_result(h, view);
+}
+
+void WorkerRole::write_result(const WireHeader &h, const MessageView &view) {
     {
         PhaseTimer writing(res_.profile, Phase::ResultWrite);
         sink_.write(view);
@@ -291,11 +295,7 @@ bool WorkerRole::poll_fetches() {
             view.first = h.first;
             view.n = h.nblocks;
             view.data = sink_.in_place(h.first, h.nblocks);
-            {
-                PhaseTimer writing(res_.profile, Phase::ResultWrite);
-                sink_.write(view);
-            }
-            result_covered(static_cast<int>(h.sender), h.begin, h.end);
+            write_result(h, view);
         } else {
             store_result(h, p.buffer.data(), p.message.bytes, PayloadHome::Owned, &p.buffer);
         }

@@ -69,6 +69,8 @@ class WorkerRole {
                       PayloadHome home = PayloadHome::Transient, BufferPool::Buffer *owned = nullptr);
     void forward_result(const Shard &shard, const WireHeader &h, const std::byte *payload, std::size_t bytes,
                         PayloadHome home, BufferPool::Buffer *owned);
+    // Writes a checked result into the output (timed as ResultWrite) and records its coverage.
+    void write_result(const WireHeader &h, const MessageView &view);
     void result_covered(int aggregator, std::uint64_t begin, std::uint64_t end);
 
     const StreamSpec &spec_;

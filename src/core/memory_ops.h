@@ -17,7 +17,8 @@ inline constexpr std::size_t kStreamingFillBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kStreamingBlockBytes = 256;
 
 // How far ahead of its reads a streaming loop asks for lines: one core's reads from memory are
-// bound by the misses it has in flight, not by the bus (docs/performance.md, "The scan asks ahead").
+// bound by the misses it has in flight, not by the bus (docs/performance.md, "Copies into shared
+// memory with streaming stores, and reads asked for ahead").
 inline constexpr std::size_t kPrefetchAhead = 4096;
 // Asks for the line `ahead` bytes past p. An integer address: it may lie past the buffer, where
 // pointer arithmetic may not go, and a prefetch never faults.
