@@ -20,6 +20,10 @@ std::size_t extent_of(MPI_Datatype datatype) {
 // Calls fn(offset_bytes, elements) for each slice of at most INT_MAX elements.
 template <typename Fn>
 void for_each_slice(std::uint64_t count, MPI_Datatype datatype, Fn &&fn) {
+    if (count <= kSlice) {
+        fn(0, static_cast<int>(count));  // one slice: no extent needed (asking MPI costs a small call)
+        return;
+    }
     const std::size_t extent = extent_of(datatype);
     std::uint64_t done = 0;
     do {

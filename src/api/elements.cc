@@ -7,6 +7,7 @@
 #include "api/api_guard.h"
 #include "api/arguments.h"
 #include "core/comm_state.h"
+#include "core/device_memory.h"
 #include "core/half_types.h"
 #include "mpix_sparse/mpix_sparse.h"
 
@@ -48,6 +49,7 @@ ErrorId check_element_arguments(const ElementInput &in) {
 // Indices and values must live in the same kind of memory (both staged, or neither). Returns the
 // argument error, raised after the agreement like the others.
 ErrorId classify_buffers(ElementInput &in, ElementOutput &out) {
+    if (!device_memory_possible()) return kNoError;  // all host (the inputs' device flags start false)
     try {
         if (in.nnz > 0) {
             const MemoryKind indices = memory_kind_of(in.indices, MPI_INT64_T);

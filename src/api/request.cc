@@ -11,6 +11,7 @@
 #include "api/arguments.h"
 #include "core/comm_state.h"
 #include "core/config.h"
+#include "core/device_memory.h"
 #include "mpix_sparse/mpix_sparse.h"
 
 using namespace mpix::sparse::detail;
@@ -42,11 +43,19 @@ MPI_Comm comm_of(const MPIX_Sparse_request *request) {
     return (*request)->comm;
 }
 
-BufferKinds checked_arguments(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+// A call's arguments checked: where its buffers are, and the communicator's state (null before its
+// first call).
+struct CheckedCall {
+    BufferKinds kinds;
+    CommState *state;
+};
+
+CheckedCall checked_arguments(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm) {
-    Library::get().check_comm(comm);
+    CommState *state = Library::get().check_comm(comm);
     check_reduction_arguments(sendbuf, recvbuf, count, datatype, op);
-    return BufferKinds{memory_kind_of(sendbuf, datatype), memory_kind_of(recvbuf, datatype)};
+    if (!device_memory_possible()) return CheckedCall{BufferKinds{}, state};
+    return CheckedCall{BufferKinds{memory_kind_of(sendbuf, datatype), memory_kind_of(recvbuf, datatype)}, state};
 }
 
 std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -131,11 +140,11 @@ int iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
     return api_call(comm, [&] {
         if (request == nullptr) fail(ErrorId::NullRequest);
         *request = MPIX_SPARSE_REQUEST_NULL;
-        const BufferKinds kinds = checked_arguments(sendbuf, recvbuf, count, datatype, op, comm);
+        const auto [kinds, known] = checked_arguments(sendbuf, recvbuf, count, datatype, op, comm);
         // Done at once: the request stays MPIX_SPARSE_REQUEST_NULL, which the wait completes.
         if (blocking && !kinds.any_device() &&
-            blocking_dense_at_once(Library::get().state_for(comm), sendbuf, recvbuf, static_cast<std::uint64_t>(count),
-                                   datatype, op))
+            blocking_dense_at_once(known != nullptr ? *known : Library::get().state_for(comm), sendbuf, recvbuf,
+                                   static_cast<std::uint64_t>(count), datatype, op))
             return;
         auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, nullptr, kinds, blocking);
         // Published first: once started, the operation must outlive its place in line.
@@ -175,7 +184,7 @@ extern "C" int MPIX_Sparse_allreduce_init(const void *sendbuf, void *recvbuf, MP
         if (request == nullptr) fail(ErrorId::NullRequest);
         *request = MPIX_SPARSE_REQUEST_NULL;
         const Config settings = config_from_info(info);
-        const BufferKinds kinds = checked_arguments(sendbuf, recvbuf, count, datatype, op, comm);
+        const BufferKinds kinds = checked_arguments(sendbuf, recvbuf, count, datatype, op, comm).kinds;
         auto r = make_request(sendbuf, recvbuf, count, datatype, op, comm, &settings, kinds, false);
         r->persistent = true;
         *request = publish(std::move(r));

@@ -20,5 +20,7 @@ std::unique_ptr<DeviceMemory> make_emulated_device_memory();
 // Asks the CUDA driver, if this process has loaded one (it cannot own device memory otherwise), what
 // p is; Host when there is no driver. Needs no CUDA at build time.
 MemoryKind probe_driver_memory_kind(const void *p);
+// Whether this process has loaded a CUDA driver (one look at the loaded objects).
+bool probe_driver_loaded();
 
 }  // namespace mpix::sparse::detail

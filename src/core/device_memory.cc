@@ -11,7 +11,8 @@ namespace mpix::sparse::detail {
 namespace {
 
 bool emulated_device() {
-    return env_is("MPIX_SPARSE_TEST_DEVICE", "emulated");
+    static const bool emulated = env_is("MPIX_SPARSE_TEST_DEVICE", "emulated");
+    return emulated;
 }
 
 std::unique_ptr<DeviceMemory> choose_backend() {
@@ -36,10 +37,13 @@ DeviceMemory *device_memory() {
     return backend.get();
 }
 
+bool device_memory_possible() {
+    return emulated_device() || probe_driver_loaded();
+}
+
 MemoryKind classify_memory(const void *p) {
     if (p == nullptr) return MemoryKind::Host;
-    static const bool emulated = emulated_device();
-    if (emulated) return device_memory()->classify(p);
+    if (emulated_device()) return device_memory()->classify(p);
     // The driver's answer needs no backend: a host-only program never initialises CUDA here.
     const MemoryKind kind = probe_driver_memory_kind(p);
     if (kind == MemoryKind::Host) return kind;

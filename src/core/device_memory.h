@@ -55,6 +55,9 @@ DeviceMemory *device_memory();
 // The memory kind of p. Without a backend, a pointer the CUDA driver (when the process loaded one)
 // reports as device memory is still recognised, so it gets an error instead of a CPU read.
 MemoryKind classify_memory(const void *p);
+// False when no buffer can be device memory now (no CUDA driver loaded, no emulation): every buffer
+// of a call is then host memory, found with one look at the loaded objects instead of one a buffer.
+bool device_memory_possible();
 
 // Host staging that grows and is kept: no allocation once the largest size was seen.
 class StagingBuffer {

@@ -78,6 +78,10 @@ CuPointerGetAttribute driver_query() {
 
 }  // namespace
 
+bool probe_driver_loaded() {
+    return driver_query() != nullptr;
+}
+
 MemoryKind probe_driver_memory_kind(const void *p) {
     const CuPointerGetAttribute get = driver_query();
     return get != nullptr ? ask_driver(get, p) : MemoryKind::Host;

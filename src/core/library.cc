@@ -122,6 +122,7 @@ void Library::shutdown() {
     }
     std::lock_guard<std::recursive_mutex> engine(engine_lock());
     busy_.clear();
+    busy_count_.store(0, std::memory_order_release);
     sinks_.clear();
     ucx_.reset();
     agreement_.reset();
@@ -151,12 +152,9 @@ CommState &Library::attach(MPI_Comm comm, std::unique_ptr<CommState> state) {
     return *raw;
 }
 
-void Library::check_comm(MPI_Comm comm) const {
+CommState *Library::check_comm(MPI_Comm comm) const {
     if (comm == MPI_COMM_NULL) fail(ErrorId::CommNull);
-    {
-        std::lock_guard<std::mutex> guard(registry_lock_);
-        if (states_.count(comm) != 0) return;
-    }
+    if (CommState *s = find(comm)) return s;
     // An unknown handle. Converting it to a Fortran handle and back is an identity only for a live
     // communicator in Open MPI (it answers -1 for an invalid one, which converts back to
     // MPI_COMM_NULL, and clears a freed one's table slot), and raises no error on the way, unlike
@@ -166,6 +164,7 @@ void Library::check_comm(MPI_Comm comm) const {
     int inter = 0;
     if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) fail(ErrorId::CommInvalid);
     if (inter) fail(ErrorId::CommInter);
+    return nullptr;
 }
 
 UcxWorker &Library::ucx() {
@@ -354,6 +353,7 @@ void dispose(std::unique_ptr<Operation> op) {
 
 void Library::add_busy(Progressable *p) {
     if (std::find(busy_.begin(), busy_.end(), p) == busy_.end()) busy_.push_back(p);
+    busy_count_.store(busy_.size(), std::memory_order_release);
 }
 
 void Library::notify_progress_thread() {
@@ -362,10 +362,12 @@ void Library::notify_progress_thread() {
 
 void Library::progress_if_running() {
     Library *library = g_library.load(std::memory_order_acquire);
-    if (library == nullptr) return;
-    std::lock_guard<std::recursive_mutex> engine(engine_lock());
     // Nothing in line anywhere: nothing here waits on UCX (a peer's early messages wait for the
     // operation they belong to), and a worker progress is a third of a small dense call's overhead.
+    // Read without the lock: work another thread puts in line meanwhile is progressed by its own
+    // wait (or the progress thread), as when this call had come a moment earlier.
+    if (library == nullptr || library->busy_count_.load(std::memory_order_acquire) == 0) return;
+    std::lock_guard<std::recursive_mutex> engine(engine_lock());
     if (library->busy_.empty()) return;
     library->progress_all();
 }
@@ -382,6 +384,7 @@ void Library::enable_progress_thread(ProgressThreadSetting setting) {
 
 void Library::remove_busy(Progressable *p) {
     busy_.erase(std::remove(busy_.begin(), busy_.end(), p), busy_.end());
+    busy_count_.store(busy_.size(), std::memory_order_release);
 }
 
 bool Library::progress_all() {

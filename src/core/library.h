@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -50,8 +51,9 @@ class Library {
     CommState &attach(MPI_Comm comm, std::unique_ptr<CommState> state);
 
     // Throws Error(CommNull/CommInvalid/CommInter) unless comm is a valid intracommunicator. Touches
-    // no error handler (other threads may be raising errors meanwhile).
-    void check_comm(MPI_Comm comm) const;
+    // no error handler (other threads may be raising errors meanwhile). Returns its state, or null
+    // when it has none yet (a caller that needs it then saves a second look in the registry).
+    CommState *check_comm(MPI_Comm comm) const;
 
     // Engine lock held.
     UcxWorker &ucx();
@@ -120,6 +122,9 @@ class Library {
     std::uint32_t next_context_ = 1;
     std::map<std::uint32_t, MessageSink *> sinks_;
     std::vector<Progressable *> busy_;
+    // busy_'s size, read without the engine lock: a call with nothing in line anywhere (a small dense
+    // call) takes no lock to learn that there is nothing to progress.
+    std::atomic<std::size_t> busy_count_{0};
     std::vector<Progressable *> snapshot_;             // progress_all's copy of busy_
     std::unique_ptr<ProgressThread> progress_thread_;  // created once, stopped at finalize
     std::vector<std::shared_ptr<void>> parked_;        // engine lock; never freed

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -208,6 +209,18 @@ TEST_P(CudaBoundary, CountsBeyond32Bits) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, CudaBoundary, ::testing::Values("cuda"),
                          [](const ::testing::TestParamInfo<std::string> &backend) { return backend.param; });
+
+// A process with no CUDA driver loaded and no emulation has no device memory: the API then skips
+// asking about each buffer. (This binary loads the driver only through the CUDA cases above, which
+// run on a GPU machine: there it must answer yes.)
+TEST(DeviceMemoryPossible, FollowsTheLoadedDriver) {
+    if (std::getenv("MPIX_SPARSE_TEST_DEVICE") != nullptr) GTEST_SKIP() << "device memory is emulated";
+    EXPECT_EQ(device_memory_possible(), probe_driver_loaded());
+    if (probe_driver_loaded()) return;
+    std::vector<float> host(16);
+    EXPECT_FALSE(device_memory_possible());
+    EXPECT_EQ(classify_memory(host.data()), MemoryKind::Host);
+}
 
 // The packed source serves the same messages as the dense one over the same data.
 TEST(PackedSource, SameMessagesAsTheDenseSource) {
