@@ -23,21 +23,23 @@ void check_reduction_arguments(const void *sendbuf, const void *recvbuf, MPI_Cou
                                MPI_Op op) {
     if (count < 0) fail(ErrorId::NegativeCount);
     MPI_Count size = 0, extent = 0;
-    bool predefined = true;
-    if (const auto type = element_type_of(datatype)) {
-        // The types the library reduces itself are named and contiguous (its 16-bit floats are
-        // derived types to MPI, named types to users): no need to ask MPI, which costs a small call
-        // a tenth of its overhead.
+    // The types the library reduces itself are named and contiguous (its 16-bit floats are derived
+    // types to MPI, named types to users): no need to ask MPI, which cost a small call a tenth of
+    // the library's overhead.
+    const auto type = element_type_of(datatype);
+    if (type) {
         if (op == MPI_OP_NULL) fail(ErrorId::NullOp);
         size = extent = static_cast<MPI_Count>(element_size(*type));
     } else {
         check_type_and_op(datatype, op, &size, &extent);
-        if (count == 0) return;
+    }
+    if (count == 0) return;
+    bool predefined = true;
+    if (!type) {
         int named = 0, ints = 0, addresses = 0, types = 0;
         MPI_Type_get_envelope(datatype, &ints, &addresses, &types, &named);
         predefined = named == MPI_COMBINER_NAMED;
     }
-    if (count == 0) return;
     if (unsupported_half_op(datatype, op)) fail(ErrorId::HalfFloatOp);
     if (recvbuf == MPI_IN_PLACE || (predefined && (recvbuf == nullptr || sendbuf == nullptr)))
         fail(ErrorId::NullBuffer);

@@ -66,10 +66,10 @@ ErrorId classify_buffers(ElementInput &in, ElementOutput &out) {
 
 void run(MPI_Comm comm, ElementInput in, ElementOutput out, ErrorId local) {
     Library &library = Library::get();
-    library.check_comm(comm);
+    CommState *known = library.check_comm(comm);
     if (local == kNoError) local = check_element_arguments(in);
     if (local == kNoError) local = classify_buffers(in, out);
-    CommState &state = library.state_for(comm);
+    CommState &state = known != nullptr ? *known : library.state_for(comm);
     library.run(state, make_element_allreduce(state, in, out, local));
 }
 

@@ -43,8 +43,8 @@ MPI_Comm comm_of(const MPIX_Sparse_request *request) {
     return (*request)->comm;
 }
 
-// A call's arguments checked: where its buffers are, and the communicator's state (null before its
-// first call).
+// A call's arguments checked: where its buffers are, and the communicator's state (null until the
+// library has made one for it).
 struct CheckedCall {
     BufferKinds kinds;
     CommState *state;

@@ -79,8 +79,8 @@ class Library {
     void add_busy(Progressable *p);
     void remove_busy(Progressable *p);
     bool has_work() const { return !busy_.empty(); }
-    // One step of progress when the library exists (every API call makes one: operations advance
-    // inside any MPIX_Sparse_* call).
+    // One step of progress when the library exists and something is in line (every API call makes
+    // one: operations advance inside any MPIX_Sparse_* call).
     static void progress_if_running();
     // Starts the progress thread when `setting` (auto | on | off) asks for it and MPI provides
     // MPI_THREAD_MULTIPLE (needed: the thread makes MPI calls). Call without the engine lock.

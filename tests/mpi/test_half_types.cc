@@ -210,6 +210,10 @@ TEST(HalfTypes, OpsOtherThanSumProdMaxMinAreArgumentErrors) {
     EXPECT_NE(
         MPIX_Sparse_allreduce_elements(1, &index, in.data(), out.data(), 1024, MPIX_FLOAT16, MPI_BAND, comm.get()),
         MPI_SUCCESS);
+    // MPI_OP_NULL is named as such; a zero count moves nothing and is no error, as for any type.
+    MPI_Error_class(MPIX_Sparse_allreduce(in.data(), out.data(), 1024, MPIX_FLOAT16, MPI_OP_NULL, comm.get()), &cls);
+    EXPECT_EQ(cls, MPIX_ERR_SPARSE_ARG);
+    EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 0, MPIX_FLOAT16, MPI_BAND, comm.get()), MPI_SUCCESS);
     // The library keeps working after it.
     EXPECT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 1024, MPIX_BFLOAT16, MPI_SUM, comm.get()), MPI_SUCCESS);
 }

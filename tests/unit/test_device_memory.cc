@@ -21,6 +21,7 @@
 #include "algo/result_sink.h"
 #include "core/block_scan.h"
 #include "core/device_backends.h"
+#include "core/env_switch.h"
 #include "core/error.h"
 
 namespace mpix::sparse::detail {
@@ -210,16 +211,27 @@ TEST_P(CudaBoundary, CountsBeyond32Bits) {
 INSTANTIATE_TEST_SUITE_P(Backends, CudaBoundary, ::testing::Values("cuda"),
                          [](const ::testing::TestParamInfo<std::string> &backend) { return backend.param; });
 
-// A process with no CUDA driver loaded and no emulation has no device memory: the API then skips
-// asking about each buffer. (This binary loads the driver only through the CUDA cases above, which
-// run on a GPU machine: there it must answer yes.)
-TEST(DeviceMemoryPossible, FollowsTheLoadedDriver) {
-    if (std::getenv("MPIX_SPARSE_TEST_DEVICE") != nullptr) GTEST_SKIP() << "device memory is emulated";
-    EXPECT_EQ(device_memory_possible(), probe_driver_loaded());
-    if (probe_driver_loaded()) return;
+// Whether a buffer can be device memory, which lets the API skip classifying each buffer. ctest runs
+// each case in a process of its own, so no driver is loaded here until the CUDA backend loads one.
+TEST(DeviceMemoryPossible, NotBeforeADriverIsLoaded) {
+    if (env_is("MPIX_SPARSE_TEST_DEVICE", "emulated")) GTEST_SKIP() << "device memory is emulated";
+    if (probe_driver_loaded()) GTEST_SKIP() << "this process loaded a CUDA driver already";
     std::vector<float> host(16);
     EXPECT_FALSE(device_memory_possible());
     EXPECT_EQ(classify_memory(host.data()), MemoryKind::Host);
+}
+
+// Once the CUDA backend is up, device memory must be possible and recognised (a wrong "no" would
+// hand device memory to the CPU as host memory).
+TEST(DeviceMemoryPossible, OnceTheCudaBackendIsUp) {
+    std::unique_ptr<DeviceMemory> cuda = make_cuda_device_memory();
+    if (!cuda) GTEST_SKIP() << "no cuda device on this machine";
+    EXPECT_TRUE(device_memory_possible());
+    std::vector<float> host(16);
+    void *device = cuda->allocate_device(64);
+    EXPECT_EQ(classify_memory(device), MemoryKind::Device);
+    EXPECT_EQ(classify_memory(host.data()), MemoryKind::Host);
+    cuda->free_device(device);
 }
 
 // The packed source serves the same messages as the dense one over the same data.
