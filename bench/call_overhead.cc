@@ -8,19 +8,15 @@
 #include <mpi.h>
 #include <mpix_sparse/mpix_sparse.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
 
-namespace {
+#include "median.h"
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+namespace {
 
 template <class Call>
 double ns_per_call(int calls, Call &&call) {
@@ -59,7 +55,7 @@ int main(int argc, char **argv) {
             ours.push_back(o);
             added.push_back(o - m);
         }
-        std::printf("%8d  %17.1f  %25.1f  %9.1f\n", n, median(mpi), median(ours), median(added));
+        std::printf("%8d  %17.1f  %25.1f  %9.1f\n", n, bench::median(mpi), bench::median(ours), bench::median(added));
     }
     MPI_Finalize();
     return 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda/block_kernels.h"
+#include "median.h"
 
 namespace {
 
@@ -31,11 +32,6 @@ T *device_alloc(std::size_t bytes) {
     void *p = nullptr;
     check(cudaMalloc(&p, bytes), "cudaMalloc");
     return static_cast<T *>(p);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 }  // namespace
@@ -106,11 +102,12 @@ int main(int argc, char **argv) {
                 if (r > 0) copy_us.push_back(ms * 1e3);
             }
             const double moved = static_cast<double>(bytes) + 2.0 * static_cast<double>(chosen.size() * g.block_bytes);
-            const double kernels_us = median(scan_us) + median(compact_us);
+            const double kernels_us = bench::median(scan_us) + bench::median(compact_us);
             const double kernels_gbs = moved / kernels_us / 1e3;
-            const double copy_gbs = 2.0 * static_cast<double>(bytes) / median(copy_us) / 1e3;
+            const double copy_gbs = 2.0 * static_cast<double>(bytes) / bench::median(copy_us) / 1e3;
             std::printf("%12llu %9.3f %12.1f %12.1f %12.1f %12.1f %8.2f\n", static_cast<unsigned long long>(bytes),
-                        density, median(scan_us), median(compact_us), kernels_gbs, copy_gbs, kernels_gbs / copy_gbs);
+                        density, bench::median(scan_us), bench::median(compact_us), kernels_gbs, copy_gbs,
+                        kernels_gbs / copy_gbs);
         }
         for (void *p : {static_cast<void *>(data), static_cast<void *>(copy), static_cast<void *>(packed),
                         static_cast<void *>(flags), static_cast<void *>(words), static_cast<void *>(list)})

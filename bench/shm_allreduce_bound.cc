@@ -25,6 +25,8 @@
 #include <new>
 #include <vector>
 
+#include "median.h"
+
 namespace {
 
 constexpr int kMaxProcesses = 16;
@@ -159,10 +161,6 @@ int main(int argc, char **argv) {
     int status = 0;
     while (wait(&status) > 0)
         wrong |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;  // a process whose output differed
-    auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     std::printf("# %d processes, %zu MiB of floats each, %d rounds (medians)\n", processes, count * sizeof(float) >> 20,
                 rounds);
     for (int k = 0; k < kSchemes; ++k) {
@@ -173,7 +171,7 @@ int main(int argc, char **argv) {
         std::vector<double> ratio;
         for (std::size_t r = 0; r < times[k].size(); ++r)
             ratio.push_back(times[k][r] / times[0][r]);
-        std::printf("%-9s %8.2f ms  /floor %5.2f\n", kNames[k], median(times[k]) * 1e3, median(ratio));
+        std::printf("%-9s %8.2f ms  /floor %5.2f\n", kNames[k], bench::median(times[k]) * 1e3, bench::median(ratio));
     }
     if (wrong) std::printf("# OUTPUT CHECK FAILED (see above)\n");
     return wrong ? 1 : 0;
