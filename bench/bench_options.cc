@@ -105,6 +105,9 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
          "block: dense buffers with zero blocks; elements: (index, value) pairs")
         ("device,d", po::value(&device)->default_value(device),
          "where the buffers live: host | cuda (block variant; OSU's -d cuda)")
+        ("alloc-mem", po::bool_switch(&opts.alloc_mem),
+         "buffers from MPIX_Sparse_alloc_mem, which the ranks of a machine read in place (block variant, host); "
+         "the floor copies between such buffers too")
         ("validate", po::bool_switch(&opts.validate), "check every result bitwise against MPI_Allreduce")
         ("profile", po::bool_switch(&opts.profile),
          "time the library's phases (mpix_sparse_profile=on): us per timed call, mean over ranks")
@@ -141,6 +144,8 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
         if (device != "host" && device != "cuda") throw std::invalid_argument("-d: unknown '" + device + "'");
         opts.cuda = device == "cuda";
         if (opts.cuda && opts.variant != Variant::Block) throw std::invalid_argument("-d cuda: block variant only");
+        if (opts.alloc_mem && (opts.cuda || opts.variant != Variant::Block))
+            throw std::invalid_argument("--alloc-mem: block variant with host buffers only");
         if (opts.forced && (opts.cuda || opts.variant != Variant::Block))
             throw std::invalid_argument("--forced: block variant with host buffers only");
         // The baseline's 16-bit sum is a host function: MPI could not call it on device memory.

@@ -26,7 +26,8 @@ struct BenchOptions {
     std::int64_t block_size = 256;
     ElementType type = ElementType::Float;
     Variant variant = Variant::Block;
-    bool cuda = false;  // -d cuda: device buffers (block variant)
+    bool cuda = false;       // -d cuda: device buffers (block variant)
+    bool alloc_mem = false;  // --alloc-mem: buffers from MPIX_Sparse_alloc_mem (block variant, host)
     bool validate = false;
     bool profile = false;  // --profile: mpix_sparse_profile=on, phase columns
     bool forced = false;   // --forced: also each algorithm forced, interleaved (block variant, host)

@@ -18,7 +18,10 @@ namespace {
 
 class BlockVariant final : public RowBenchmark {
   public:
-    explicit BlockVariant(const BenchContext &ctx) : ctx_(ctx) {}
+    explicit BlockVariant(const BenchContext &ctx) : ctx_(ctx) {
+        for (AlignedBuffer *b : {&send_, &dense_out_, &sparse_out_, &floor_out_, &forced_out_})
+            b->use_alloc_mem(ctx_.opts.alloc_mem);
+    }
 
     std::vector<Column> columns() const override {
         std::vector<Column> c = block_row_columns("MPI_Allreduce", "Floor");

@@ -65,7 +65,7 @@ Record run_metadata(const BenchContext &ctx, int world_size) {
     m.set_text("pattern", pattern_name(o.pattern));
     m.set_int("block_size", o.block_size);
     m.set_text("variant", variant_name(o.variant));
-    m.set_text("buffers", o.cuda ? "cuda" : "host");
+    m.set_text("buffers", o.cuda ? "cuda" : o.alloc_mem ? "alloc_mem" : "host");
     m.set_int("seed", static_cast<std::int64_t>(o.seed));
     if (o.pattern == Pattern::Zipf) m.set_real("zipf_s", o.zipf_s);
     m.set_int("min_size", static_cast<std::int64_t>(o.min_size));
@@ -86,6 +86,7 @@ void print_header(const BenchContext &ctx, const Table &table) {
                 variant_name(o.variant), static_cast<unsigned long long>(o.seed));
     if (o.pattern == Pattern::Zipf) std::printf(", Zipf s: %g", o.zipf_s);
     if (o.cuda) std::printf(", Buffers: CUDA device");
+    if (o.alloc_mem) std::printf(", Buffers: MPIX_Sparse_alloc_mem");
     std::printf(", Warm-up: %d, Iterations: %d\n", o.warmup, o.iterations);
     std::printf("%s\n", table.header().c_str());
     std::fflush(stdout);

@@ -7,7 +7,10 @@
 //             copies in cache-sized windows, publishes it, and copies the other shards out;
 //   cma-pull  one copy fewer: each owner reads the other processes' private shards with
 //             process_vm_readv into a cache-resident window (kernel-assisted single copy, as
-//             UCX's CMA transport does) and publishes its shard as above.
+//             UCX's CMA transport does) and publishes its shard as above;
+//   in-place  inputs and outputs in memory every process maps (what MPIX_Sparse_alloc_mem gives):
+//             each owner reduces its shard from the other processes' inputs in place, straight
+//             into its output, and copies the other shards from their owners' outputs.
 // Prints the median time of each scheme and its median ratio to the floor of the same round.
 // Usage: shm_allreduce_bound [processes=4] [MiB=64] [rounds=9]
 #include <sched.h>
@@ -31,8 +34,8 @@ namespace {
 
 constexpr int kMaxProcesses = 16;
 constexpr std::size_t kWindow = 65536;  // floats: a 256 KiB window stays in L2
-constexpr int kSchemes = 3;
-const char *const kNames[kSchemes] = {"floor", "two-copy", "cma-pull"};
+constexpr int kSchemes = 4;
+const char *const kNames[kSchemes] = {"floor", "two-copy", "cma-pull", "in-place"};
 
 struct Shared {
     std::atomic<int> arrived{0};
@@ -68,6 +71,11 @@ void add(float *__restrict acc, const float *__restrict in, std::size_t n) {
         acc[i] += in[i];
 }
 
+void sum(float *__restrict out, const float *__restrict a, const float *__restrict b, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        out[i] = a[i] + b[i];
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -83,6 +91,9 @@ int main(int argc, char **argv) {
     // contributions[q][a]: process q's copy of shard a; results[a]: the reduced shard a.
     auto *contributions = static_cast<float *>(map_shared(count * sizeof(float) * processes));
     auto *results = static_cast<float *>(map_shared(count * sizeof(float)));
+    // The in-place scheme's buffers: process p's input and output, mapped by every process.
+    auto *shared_inputs = static_cast<float *>(map_shared(count * sizeof(float) * processes));
+    auto *shared_outputs = static_cast<float *>(map_shared(count * sizeof(float) * processes));
 
     int me = 0;
     for (int p = 1; p < processes; ++p)
@@ -91,8 +102,9 @@ int main(int argc, char **argv) {
             break;
         }
     std::vector<float> input(count), output(count), window(kWindow);
+    float *my_shared_input = shared_inputs + me * count, *my_shared_output = shared_outputs + me * count;
     for (std::size_t i = 0; i < count; ++i)
-        input[i] = static_cast<float>(i % 7 + static_cast<std::size_t>(me));
+        my_shared_input[i] = input[i] = static_cast<float>(i % 7 + static_cast<std::size_t>(me));
     s.pid[me] = getpid();
     s.input[me] = input.data();
     barrier(s, processes);
@@ -108,9 +120,11 @@ int main(int argc, char **argv) {
     for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
         for (int scheme = 0; scheme < kSchemes; ++scheme) {
             std::fill(output.begin(), output.end(), -1.0f);
+            float *out = scheme == 3 ? my_shared_output : output.data();
+            if (scheme == 3) std::fill(out, out + count, -1.0f);
             barrier(s, processes);
             const auto start = std::chrono::steady_clock::now();
-            float *mine = output.data() + me * shard;
+            float *mine = out + me * shard;
             if (scheme == 0) {
                 std::memcpy(output.data(), input.data(), count * sizeof(float));
             } else if (scheme == 1) {
@@ -124,6 +138,18 @@ int main(int argc, char **argv) {
                     for (int q = 0; q < processes; ++q)
                         if (q != me) add(mine + w, contributions + (q * processes + me) * shard + w, kWindow);
                 publish_and_gather(mine);
+            } else if (scheme == 3) {
+                // Window by window: the first two inputs summed into the output, the others added.
+                auto in = [&](int q, std::size_t w) { return shared_inputs + q * count + me * shard + w; };
+                for (std::size_t w = 0; w < shard; w += kWindow) {
+                    sum(mine + w, in(me, w), in(me == 0 ? 1 : 0, w), kWindow);
+                    for (int q = 0; q < processes; ++q)
+                        if (q != me && q != (me == 0 ? 1 : 0)) add(mine + w, in(q, w), kWindow);
+                }
+                barrier(s, processes);
+                for (int a = 0; a < processes; ++a)
+                    if (a != me)
+                        std::memcpy(out + a * shard, shared_outputs + a * count + a * shard, shard * sizeof(float));
             } else {
                 std::memcpy(mine, input.data() + me * shard, shard * sizeof(float));
                 for (std::size_t w = 0; w < shard && !s.cma_refused.load(); w += kWindow)
@@ -149,8 +175,8 @@ int main(int argc, char **argv) {
                 for (std::size_t i = 0; i < count; i += 4099) {
                     const auto want =
                         static_cast<float>(processes * static_cast<int>(i % 7) + processes * (processes - 1) / 2);
-                    if (output[i] != want) {  // reported; the others still meet this process at the barriers
-                        std::fprintf(stderr, "%s: element %zu is %g, not %g\n", kNames[scheme], i, output[i], want);
+                    if (out[i] != want) {  // reported; the others still meet this process at the barriers
+                        std::fprintf(stderr, "%s: element %zu is %g, not %g\n", kNames[scheme], i, out[i], want);
                         wrong = true;
                         break;
                     }

@@ -1,7 +1,9 @@
 // A training loop's gradient reduction, the way PyTorch DDP does it: the gradient is cut into
 // buckets; each bucket's persistent request is started as soon as the backward pass has produced
 // it, while the rest of the backward pass goes on, and all are waited for before the optimizer step.
-// Uses the C++ header (RAII communicator and requests). Checks the result against MPI_Allreduce.
+// Uses the C++ header (RAII communicator and requests). The gradient and its sum live in memory the
+// ranks of a machine read in place (SharedArray, MPIX_Sparse_alloc_mem), as a framework's allocator
+// would hand it out. Checks the result against MPI_Allreduce.
 //
 //   mpirun -np 4 build/examples/bucketed_gradients
 #include <mpi.h>
@@ -18,9 +20,10 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     constexpr std::size_t kBuckets = 4, kBucket = std::size_t{1} << 20;  // 4 x 4 MiB of floats
-    std::vector<float> grad(kBuckets * kBucket), sum(grad.size()), want(grad.size());
+    std::vector<float> want(kBuckets * kBucket);
     int wrong = 0;
     {
+        mpix::sparse::SharedArray<float> grad(want.size()), sum(want.size());
         mpix::sparse::Communicator comm(MPI_COMM_WORLD);
         // Set up once: one persistent request per bucket.
         std::vector<mpix::sparse::Request> buckets;
@@ -39,7 +42,7 @@ int main(int argc, char **argv) {
             for (auto &r : buckets)
                 r.wait();
             MPI_Allreduce(grad.data(), want.data(), static_cast<int>(grad.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-            wrong += sum != want;
+            wrong += !std::equal(sum.begin(), sum.end(), want.begin());
         }
         const MPIX_Sparse_stats s = comm.stats();
         if (rank == 0)

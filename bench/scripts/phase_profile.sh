@@ -3,7 +3,7 @@
 # 50%, 100%) with the library's phase profile, RUNS times; prints the median of each column over
 # the runs (ratios are taken within each run, then the median). NP=ranks (4), TYPE=element type
 # (float; float16 and bfloat16 for the 16-bit rows); set MPIX_SPARSE_* in the environment to try
-# settings.
+# settings, and BENCH_ARGS for more options of osu_sparse_allreduce (e.g. --alloc-mem).
 # Usage: bench/scripts/phase_profile.sh [RUNS] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,7 +15,7 @@ for v in $(env | grep -o '^MPIX_SPARSE_[A-Z_]*' || true); do env_args+=(-x "$v")
 for ((i = 1; i <= runs; ++i)); do
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np "${NP:-4}" "${env_args[@]}" \
     build/bench/osu_sparse_allreduce --type "${TYPE:-float}" -m 67108864:67108864 --density 0.01,0.1,0.5,1 -i 20 -x 3 \
-    --validate --profile --json "$out/run$i.json" > "$out/run$i.txt"
+    --validate --profile ${BENCH_ARGS:-} --json "$out/run$i.json" > "$out/run$i.txt"
 done
 python3 - "$out" "$runs" <<'PY'
 import json, statistics, sys

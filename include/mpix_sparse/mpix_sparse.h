@@ -47,7 +47,7 @@ extern "C" {
 /** @endcond */
 
 #define MPIX_SPARSE_VERSION_MAJOR 0 /**< incompatible API changes */
-#define MPIX_SPARSE_VERSION_MINOR 1 /**< compatible additions */
+#define MPIX_SPARSE_VERSION_MINOR 2 /**< compatible additions */
 #define MPIX_SPARSE_VERSION_PATCH 0 /**< fixes */
 /** One number for preprocessor tests: 10000 * major + 100 * minor + patch. */
 #define MPIX_SPARSE_VERSION                                                                                            \
@@ -173,6 +173,32 @@ MPIX_SPARSE_API int MPIX_Sparse_comm_free(MPI_Comm *comm);
 
 /** @} */
 
+/** @name Memory that peers read in place
+ * On one machine every payload normally crosses shared memory as a copy: a worker's blocks are
+ * copied into memory its aggregator can read, and an aggregator's result into memory its workers
+ * can read. Memory from MPIX_Sparse_alloc_mem is a shared segment that the other ranks of the
+ * machine map, so a send or receive buffer in it is read where it is: aggregators reduce the
+ * workers' blocks straight from their send buffers, and workers copy results straight from the
+ * aggregators' receive buffers (MPIX_Sparse_stats_in_place counts what went that way). Any
+ * part of an allocation may be passed, with any call, algorithm or communicator; results are the
+ * same as with other memory. A buffer must not be written while an operation that reads it is in
+ * flight (the MPI rule already), and must not be freed until the operations using it completed.
+ * Same shape as MPI_Alloc_mem / MPI_Free_mem; may be called before MPI_Init; errors go to
+ * MPI_COMM_WORLD's error handler. Where the machine offers no shared segments (no memfd), the
+ * memory is ordinary and payloads are copied as before.
+ * @{ */
+
+/** Allocates size bytes (0 is allowed), zeroed and 64-byte aligned; *(void **)baseptr receives
+ * their address. info is accepted and ignored (MPI_INFO_NULL is fine). MPIX_ERR_SPARSE_ARG for a
+ * negative size or a NULL baseptr; the class of out of memory otherwise. */
+MPIX_SPARSE_API int MPIX_Sparse_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+/** Frees memory from MPIX_Sparse_alloc_mem (NULL: nothing happens). MPIX_ERR_SPARSE_ARG for any
+ * other pointer, which is left alone. Peers drop their mapping of it when the allocation that
+ * reuses its descriptor reaches them, or when the communicator is freed. */
+MPIX_SPARSE_API int MPIX_Sparse_free_mem(void *base);
+
+/** @} */
+
 /** @name Statistics
  * @{ */
 
@@ -189,6 +215,11 @@ typedef struct MPIX_Sparse_stats {
 #define MPIX_SPARSE_ALGORITHM_ALLGATHER 2  /**< every rank gathers every rank's non-zero blocks */
 /** Copies this rank's counters on comm into *stats (local; not collective). */
 MPIX_SPARSE_API int MPIX_Sparse_stats_get(MPI_Comm comm, MPIX_Sparse_stats *stats);
+/** *bytes: of this rank's bytes_sent on comm, the payload bytes that peers on this machine read in
+ * place in its buffers (memory from MPIX_Sparse_alloc_mem), each payload counted once however many
+ * peers read it (local; reset with the other counters). A function of its own so that
+ * MPIX_Sparse_stats keeps its layout. */
+MPIX_SPARSE_API int MPIX_Sparse_stats_in_place(MPI_Comm comm, MPI_Count *bytes);
 /** Sets this rank's counters and profile on comm to zero (local). */
 MPIX_SPARSE_API int MPIX_Sparse_stats_reset(MPI_Comm comm);
 

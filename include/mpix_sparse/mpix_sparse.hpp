@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
@@ -72,6 +73,47 @@ MPI_Datatype datatype_of() {
     else
         static_assert(!sizeof(T), "no MPI datatype known for T: pass one explicitly");
 }
+
+// n zeroed elements of T in memory that the ranks of a machine read in place (MPIX_Sparse_alloc_mem):
+// send and receive buffers in it are reduced and copied from where they are. Freed on destruction.
+template <class T>
+class SharedArray {
+    static_assert(std::is_trivially_copyable_v<T>, "SharedArray holds trivially copyable elements");
+
+  public:
+    SharedArray() = default;
+    explicit SharedArray(std::size_t n) : size_(n) {
+        if (n > static_cast<std::size_t>(PTRDIFF_MAX) / sizeof(T)) throw std::length_error("SharedArray: too large");
+        void *p = nullptr;
+        check(MPIX_Sparse_alloc_mem(static_cast<MPI_Aint>(n * sizeof(T)), MPI_INFO_NULL, &p));
+        data_ = static_cast<T *>(p);
+    }
+    ~SharedArray() {
+        if (data_ != nullptr) MPIX_Sparse_free_mem(data_);
+    }
+    SharedArray(SharedArray &&o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    SharedArray &operator=(SharedArray &&o) noexcept {
+        std::swap(data_, o.data_);
+        std::swap(size_, o.size_);
+        return *this;
+    }
+    SharedArray(const SharedArray &) = delete;
+    SharedArray &operator=(const SharedArray &) = delete;
+
+    T *data() { return data_; }
+    const T *data() const { return data_; }
+    std::size_t size() const { return size_; }
+    T *begin() { return data_; }
+    T *end() { return data_ + size_; }
+    const T *begin() const { return data_; }
+    const T *end() const { return data_ + size_; }
+    T &operator[](std::size_t i) { return data_[i]; }
+    const T &operator[](std::size_t i) const { return data_[i]; }
+
+  private:
+    T *data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 // A sorted sparse result owned by the library until destruction.
 template <class T>

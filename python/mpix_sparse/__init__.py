@@ -18,7 +18,7 @@ from ._comm import (ALGORITHM_AGGREGATOR, ALGORITHM_ALLGATHER, ALGORITHM_DENSE, 
 from ._elements import allreduce_elements, allreduce_elements_dense
 from ._lib import path as library_path
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def get_version():

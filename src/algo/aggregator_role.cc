@@ -51,6 +51,17 @@ void AggregatorRole::restart() {
     // A colocated aggregator reduces straight into a dense output whose zeros are there already (no
     // staging copy; runs go out with their gaps from there).
     in_place_ = own_sink_ != nullptr && own_sink_->zeros_present() && own_sink_->in_place(lo_, 0) != nullptr;
+    // An output the workers read in place (MPIX_Sparse_alloc_mem) is reduced into even when its zeros
+    // are not there: this rank writes its shard's zeros itself, around the union, so that runs go out
+    // with their gaps by reference and no result is copied.
+    zero_gaps_ = false;
+    zeroed_to_ = lo_;
+    if (!in_place_ && own_sink_ != nullptr && lo_ < hi_) {
+        const std::byte *out = own_sink_->overwrite(lo_, hi_ - lo_);
+        zero_gaps_ = out != nullptr && transport_.shares_in_place(remote_workers_.data(), remote_workers_.size(), out,
+                                                                  spec_.layout.run_bytes(lo_, hi_ - lo_));
+        in_place_ = zero_gaps_;
+    }
     // Pieces kept per worker are bounded by its credits (window); results in flight likewise.
     const auto window = static_cast<std::size_t>(spec_.window + 1);
     for (Stream &s : streams_)
@@ -202,6 +213,7 @@ bool AggregatorRole::advance() {
         done_ = end;
         progressed = true;
     }
+    if (zero_gaps_ && zeroed_to_ < done_) zero_gaps(done_, done_, 0);  // a stretch no rank had data in
     if (cover_start_ < done_ && done_ == limit) {
         // At the frontier: send what is packed, or just tell the workers how far results reach (which
         // also returns their credits).
@@ -237,6 +249,7 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
     }
     const std::size_t u = reducer_.finish(static_cast<std::uint32_t>(spec_.workers()));
     reducing.reset();
+    if (zero_gaps_) zero_gaps(base, end, u);
 
     if (u == 0) return;
     const BlockLayout &layout = spec_.layout;
@@ -263,6 +276,25 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
             }
         }
     }
+}
+
+void AggregatorRole::zero_gaps(std::uint64_t base, std::uint64_t end, std::size_t u) {
+    PhaseTimer writing(res_.profile, Phase::ResultWrite);
+    const BlockLayout &layout = spec_.layout;
+    const bool streaming = layout.total_bytes() >= kStreamingFillBytes;
+    auto zero = [&](std::uint64_t from, std::uint64_t to) {
+        if (from < to) fill_zero(own_sink_->overwrite(from, to - from), layout.run_bytes(from, to - from), streaming);
+    };
+    std::uint64_t at = zeroed_to_;
+    for (std::size_t i = 0; i < u; ++i) {
+        const std::uint64_t block = base + res_.union_[i];
+        zero(at, block);
+        at = block + 1;
+    }
+    zero(at, end);
+    zeroed_to_ = std::max(zeroed_to_, end);
+    // Streaming stores are ordered before the references to the runs around them travel.
+    if (streaming) store_fence();
 }
 
 WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end) const {
@@ -311,7 +343,8 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::byte *payload = run;
     if (from_output) {
         // Straight from the output buffer (which outlives the sends), or from shared memory.
-        payload = res_.shared_copy(transport_, remote_workers_.data(), remote_workers_.size(), run, bytes, streaming);
+        payload = res_.shared_copy(transport_, remote_workers_.data(), remote_workers_.size(), run, bytes, streaming,
+                                   &counters_.bytes_in_place);
     } else {
         std::byte *dst = result_buffer(*message, bytes);
         copy_bytes(dst, run, run_bytes, streaming);

@@ -58,6 +58,9 @@ class AggregatorRole {
     std::uint64_t covered(const Stream &s) const;
     std::uint64_t frontier() const;
     std::uint64_t next_block(std::uint64_t from, std::uint64_t limit) const;
+    // Zeros the output's blocks in [zeroed_to_, end) that are not among the window's u union
+    // entries (zero_gaps_); the window starts at base.
+    void zero_gaps(std::uint64_t base, std::uint64_t end, std::size_t u);
     void reduce_window(std::uint64_t base, std::uint64_t end);
     void emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                     std::uint64_t cover_end);
@@ -90,6 +93,10 @@ class AggregatorRole {
     std::uint64_t window_blocks_;    // most blocks reduced at once
     WindowReducer reducer_;
     bool in_place_ = false;  // reducing straight into this rank's dense output
+    // ... which the workers read in place and whose zeros this rank writes itself, around the union
+    // (in_place_ then holds too): blocks [lo_, zeroed_to_) of it are final.
+    bool zero_gaps_ = false;
+    std::uint64_t zeroed_to_ = 0;
     // The packed result being filled (union blocks of several windows, sent when full or at the
     // frontier): it covers [cover_start_, ...).
     std::unique_ptr<OutboundMessage> pending_;

@@ -9,6 +9,8 @@
 namespace mpix::sparse::detail {
 namespace {
 
+constexpr std::size_t kInPlaceRunFactor = 3;
+
 // Packed bytes = data + one uint32 block number per block; dense bytes = the whole run, zeros
 // included, plus a presence bit per block when the run has gaps. Exact counts decide (the switch
 // SparCML makes); both carry every value exactly.
@@ -50,8 +52,8 @@ std::size_t max_packed_bytes(std::uint64_t max_blocks, std::size_t block_bytes) 
     return static_cast<std::size_t>(max_blocks) * (block_bytes + sizeof(std::uint32_t)) + sizeof(std::uint32_t);
 }
 
-MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
-                               std::uint32_t *index) const {
+MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks, std::uint32_t *index,
+                               bool gaps_in_place) const {
     MessagePlan p;
     std::uint64_t k = bitmap_.next_set(from, limit);
     p.first = k;
@@ -66,7 +68,13 @@ MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uin
     p.end = k;  // the first block with data left out, or limit
     if (p.n > 0) {
         const std::size_t packed = (p.n - 1) * layout_.block_bytes() + layout_.bytes_of(p.last);
-        choose_representation(p, layout_.run_bytes(p.first, p.span()), packed);
+        const std::size_t run = layout_.run_bytes(p.first, p.span());
+        // Read in place, a run costs one read of it, zero blocks included; packed, its data is read,
+        // written and read again. So the run wins up to about three times the data.
+        if (gaps_in_place && ranks_ == nullptr && run <= kInPlaceRunFactor * packed)
+            p.dense = true;
+        else
+            choose_representation(p, run, packed);
     }
     return p;
 }
@@ -138,8 +146,8 @@ std::uint64_t PairsSource::next(std::uint64_t from, std::uint64_t limit) const {
     return limit;
 }
 
-MessagePlan PairsSource::plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
-                              std::uint32_t *index) const {
+MessagePlan PairsSource::plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks, std::uint32_t *index,
+                              bool) const {
     MessagePlan p;
     std::size_t i = lower_bound(from);
     p.first = i < nnz_ ? static_cast<std::uint64_t>(indices_[i]) : limit;

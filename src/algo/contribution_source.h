@@ -35,9 +35,11 @@ class ContributionSource {
     virtual std::uint64_t count(std::uint64_t from, std::uint64_t limit) const = 0;
     // Chooses the next message of the stream from `from`: at most max_blocks blocks, covering up to
     // the next block it leaves out (or limit); packed or dense, whichever has fewer bytes. When
-    // packed, the block numbers relative to `from` are written to `index` (max_blocks long).
-    virtual MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
-                             std::uint32_t *index) const = 0;
+    // packed, the block numbers relative to `from` are written to `index` (max_blocks long). With
+    // `gaps_in_place` (the aggregator reads this source's dense data where it is), a run with gaps
+    // may go dense without a presence bitmap: its zero blocks are then reduced as the zeros they are.
+    virtual MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks, std::uint32_t *index,
+                             bool gaps_in_place) const = 0;
     // Writes the planned message's payload to dst in wire layout (packed: the listed blocks then
     // their block numbers; dense: the run [first, last] with zeros where there is no data, then the
     // presence bitmap if planned). Returns its length.
@@ -46,6 +48,9 @@ class ContributionSource {
     // A gap-free dense run [first, last] in place in the caller's memory (sent without a copy), or
     // null when this source has no contiguous memory for it.
     virtual const std::byte *dense_run(const MessagePlan &plan) const = 0;
+    // Where block `first` of the dense vector is in the caller's memory (the blocks after it follow),
+    // or null when this source holds no dense vector.
+    virtual const std::byte *dense_data(std::uint64_t /*first*/) const { return nullptr; }
     // Calls fn with batches covering every block with data in [from, limit), in ascending order.
     virtual void visit(std::uint64_t from, std::uint64_t limit,
                        const std::function<void(const BlockBatch &)> &fn) const = 0;
@@ -71,12 +76,15 @@ class BitmapSource final : public ContributionSource {
 
     std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.next_set(from, limit); }
     std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.count(from, limit); }
-    MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
-                     std::uint32_t *index) const override;
+    MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks, std::uint32_t *index,
+                     bool gaps_in_place) const override;
     std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
                      std::byte *dst) const override;
     const std::byte *dense_run(const MessagePlan &plan) const override {
         return plan.presence ? nullptr : address(plan.first);
+    }
+    const std::byte *dense_data(std::uint64_t first) const override {
+        return ranks_ == nullptr ? data_ + layout_.offset_of(first) : nullptr;
     }
     void visit(std::uint64_t from, std::uint64_t limit,
                const std::function<void(const BlockBatch &)> &fn) const override;
@@ -104,8 +112,8 @@ class PairsSource final : public ContributionSource {
     std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override {
         return lower_bound(limit) - lower_bound(from);
     }
-    MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks,
-                     std::uint32_t *index) const override;
+    MessagePlan plan(std::uint64_t from, std::uint64_t limit, std::uint64_t max_blocks, std::uint32_t *index,
+                     bool gaps_in_place) const override;
     std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
                      std::byte *dst) const override;
     const std::byte *dense_run(const MessagePlan &) const override { return nullptr; }

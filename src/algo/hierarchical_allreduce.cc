@@ -146,6 +146,7 @@ void HierarchicalAllreduce::finish() {
         if (const OpCounters *c = counters_of(op)) {
             sent += static_cast<std::int64_t>(c->bytes_sent);
             received += static_cast<std::int64_t>(c->bytes_received);
+            stats.bytes_in_place += static_cast<std::int64_t>(c->bytes_in_place);
         }
     }
     // The node broadcast: the leader sends once per other rank, the others receive.

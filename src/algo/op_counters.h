@@ -10,6 +10,7 @@ struct OpCounters {
     std::uint64_t bytes_received = 0;
     std::uint64_t messages_sent = 0;
     std::uint64_t messages_received = 0;
+    std::uint64_t bytes_in_place = 0;  // of bytes_sent: payloads peers read in this rank's buffers
 };
 
 }  // namespace mpix::sparse::detail

@@ -410,6 +410,7 @@ void SparseOperation::finish() {
     stats.last_algorithm = static_cast<int>(algorithm_);
     if (algorithm_ == Algorithm::Dense) ++stats.dense_fallbacks;
     stats.bytes_sent += static_cast<std::int64_t>(counters_.bytes_sent);
+    stats.bytes_in_place += static_cast<std::int64_t>(counters_.bytes_in_place);
     stats.bytes_received += static_cast<std::int64_t>(counters_.bytes_received);
     release_held();
     // The scratch (and the stream's containers) stay with the operation until it is destroyed: a

@@ -101,12 +101,17 @@ struct StreamResources {
         return m.buffer.data();
     }
 
-    // A payload in memory the peers cannot read (the user's buffers), for a vector too large to stay
-    // cached (`streaming`): copied here into memory shared with them, with streaming stores, when
-    // there is some. The transport's own copy into shared memory uses ordinary stores, which read
-    // each line from memory before overwriting it. Else (or for a smaller vector) the payload itself.
+    // A payload in the user's buffers, to be sent. Peers read it where it is when it lies in memory
+    // from MPIX_Sparse_alloc_mem (counted in *in_place). Else, for a vector too large to stay cached
+    // (`streaming`), it is copied here into memory shared with them, with streaming stores, when
+    // there is some: the transport's own copy into shared memory uses ordinary stores, which read each
+    // line from memory before overwriting it. Else (or for a smaller vector) the payload itself.
     const std::byte *shared_copy(Transport &transport, const int *peers, std::size_t n, const std::byte *payload,
-                                 std::size_t bytes, bool streaming) {
+                                 std::size_t bytes, bool streaming, std::uint64_t *in_place) {
+        if (transport.shares_in_place(peers, n, payload, bytes)) {
+            *in_place += bytes;
+            return payload;
+        }
         if (!streaming) return payload;
         std::byte *shared = transport.shared_buffer(peers, n, bytes);
         if (shared == nullptr) return payload;

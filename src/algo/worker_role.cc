@@ -43,6 +43,10 @@ void WorkerRole::restart() {
         if (spec_.fanout != nullptr && !spec_.fanout->forward[static_cast<std::size_t>(a)].empty())
             s.forward = &spec_.fanout->forward[static_cast<std::size_t>(a)];
         if (spec_.shard_lo(a) == s.hi) ++shards_done_;
+        const std::byte *data = s.next < s.hi ? source_.dense_data(s.next) : nullptr;
+        const int peer = spec_.aggregator_peer[static_cast<std::size_t>(a)];
+        s.gaps_in_place = data != nullptr &&
+                          transport_.shares_in_place(&peer, 1, data, spec_.layout.run_bytes(s.next, s.hi - s.next));
     }
     res_.plan_index.resize(static_cast<std::size_t>(spec_.max_blocks_per_message()));
     // Results in flight are bounded by the credits: each of the `window` unanswered contributions
@@ -74,7 +78,7 @@ bool WorkerRole::send_contributions(Shard &shard) {
     while (shard.next < shard.hi && shard.unacked.size() < static_cast<std::size_t>(spec_.window)) {
         const std::uint64_t from = shard.next;
         const std::uint64_t limit = std::min(shard.hi, from + kMaxPackedSpan);
-        const MessagePlan plan = source_.plan(from, limit, max_blocks, res_.plan_index.data());
+        const MessagePlan plan = source_.plan(from, limit, max_blocks, res_.plan_index.data(), shard.gaps_in_place);
 
         auto message = res_.outbound.get();
         WireHeader &h = message->header;
@@ -102,8 +106,8 @@ bool WorkerRole::send_contributions(Shard &shard) {
             if (payload != nullptr) {
                 // From the user buffer: zero-copy, or into shared memory.
                 bytes = layout.run_bytes(plan.first, plan.span());
-                payload =
-                    res_.shared_copy(transport_, &peer, 1, payload, bytes, layout.total_bytes() >= kStreamingFillBytes);
+                payload = res_.shared_copy(transport_, &peer, 1, payload, bytes,
+                                           layout.total_bytes() >= kStreamingFillBytes, &counters_.bytes_in_place);
             } else {
                 // Packed where the aggregator reads it in place when the transport shares memory.
                 std::byte *dst =

@@ -53,6 +53,8 @@ class WorkerRole {
         Coverage results;
         // Workers of this node that this rank passes the shard's results on to (node multicast).
         const std::vector<int> *forward = nullptr;
+        // The aggregator reads this rank's dense input where it is (MPIX_Sparse_alloc_mem memory).
+        bool gaps_in_place = false;
     };
 
     void fail(ErrorId id, const std::string &what);

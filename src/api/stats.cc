@@ -1,5 +1,5 @@
-// MPIX_Sparse_stats_get / _reset, MPIX_Sparse_profile_get: local, never collective (a communicator without state reads
-// zero).
+// MPIX_Sparse_stats_get / _in_place / _reset, MPIX_Sparse_profile_get: local, never collective (a communicator without
+// state reads zero).
 #include "api/api_guard.h"
 #include "core/comm_state.h"
 #include "mpix_sparse/mpix_sparse.h"
@@ -20,6 +20,19 @@ extern "C" int MPIX_Sparse_stats_get(MPI_Comm comm, MPIX_Sparse_stats *stats) {
             stats->bytes_received = s.bytes_received;
             stats->dense_fallbacks = s.dense_fallbacks;
             stats->last_algorithm = s.last_algorithm;
+        }
+    });
+}
+
+extern "C" int MPIX_Sparse_stats_in_place(MPI_Comm comm, MPI_Count *bytes) {
+    return api_call(comm, [&] {
+        Library &library = Library::get();
+        library.check_comm(comm);
+        if (bytes == nullptr) fail(ErrorId::NullStats);
+        *bytes = 0;
+        if (CommState *state = library.find(comm)) {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            *bytes = state->stats().bytes_in_place;
         }
     });
 }

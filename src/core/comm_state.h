@@ -48,6 +48,7 @@ struct CommStats {
     std::int64_t bytes_received = 0;
     std::int64_t dense_fallbacks = 0;
     int last_algorithm = 0;
+    std::int64_t bytes_in_place = 0;
 };
 
 class CommState final : public MessageSink, public Progressable {

@@ -52,12 +52,23 @@ std::uint64_t shared_memory_domain() {
 }
 
 std::unique_ptr<SharedSegment> SharedSegment::create(std::size_t max_bytes) {
+    if (max_bytes < kSmallest) return nullptr;
+    return map_new(max_bytes, "mpix_sparse");
+}
+
+std::unique_ptr<SharedSegment> SharedSegment::create_whole(std::size_t bytes) {
+    std::unique_ptr<SharedSegment> s = map_new(std::max(bytes, std::size_t{1}), "mpix_sparse_user");
+    if (s) s->used_ = s->size_;
+    return s;
+}
+
+std::unique_ptr<SharedSegment> SharedSegment::map_new(std::size_t bytes, const char *name) {
     const std::uint64_t domain = shared_memory_domain();
-    if (domain == 0 || max_bytes < kSmallest) return nullptr;
+    if (domain == 0) return nullptr;
     std::unique_ptr<SharedSegment> s(new SharedSegment);
     s->domain_ = domain;
-    s->size_ = round_up(max_bytes, page_size());
-    s->fd_ = memfd_create("mpix_sparse", MFD_CLOEXEC);
+    s->size_ = round_up(bytes, page_size());
+    s->fd_ = memfd_create(name, MFD_CLOEXEC);
     if (s->fd_ < 0) return nullptr;
     struct stat st {};
     // Sized once, sparse: a page costs memory only once written.
@@ -117,15 +128,28 @@ const PeerSegments::Mapping *PeerSegments::open(const SegmentRef &ref, std::uint
         return nullptr;
     for (const Mapping &m : maps_)
         if (m.pid == ref.pid && m.fd == ref.fd && m.inode == ref.inode && m.context == context) return &m;
-    if (ref.pid <= 0 || ref.fd < 0 || maps_.size() >= kMaxPeerSegments) return nullptr;
+    if (ref.pid <= 0 || ref.fd < 0) return nullptr;
     const std::string path = "/proc/" + std::to_string(ref.pid) + "/fd/" + std::to_string(ref.fd);
     // Non-blocking: a malformed reference may name a pipe. Only a regular file (a memfd) is mapped.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return nullptr;
     struct stat st {};
+    const bool valid = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                       static_cast<std::uint64_t>(st.st_ino) == ref.inode && st.st_size > 0 &&
+                       static_cast<std::uint64_t>(st.st_size) <= kMaxPeerSegmentBytes;
+    if (valid) {
+        // The owner's descriptor now holds another inode than one mapped here: it closed that segment
+        // (a freed user allocation, or a freed communicator's segment), which it does only once no
+        // operation reads it. Unmapped, so that allocating and freeing in a loop piles up no mappings.
+        auto stale = std::remove_if(maps_.begin(), maps_.end(), [&](const Mapping &m) {
+            if (m.pid != ref.pid || m.fd != ref.fd || m.inode == ref.inode) return false;
+            munmap(const_cast<std::byte *>(m.base), m.size);
+            return true;
+        });
+        maps_.erase(stale, maps_.end());
+    }
     void *p = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_ino) == ref.inode &&
-        st.st_size > 0 && static_cast<std::uint64_t>(st.st_size) <= kMaxPeerSegmentBytes)
+    if (valid && maps_.size() < kMaxPeerSegments)
         p = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
     close(fd);  // the mapping keeps the segment
     if (p == MAP_FAILED) return nullptr;

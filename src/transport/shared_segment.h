@@ -38,6 +38,10 @@ class SharedSegment {
   public:
     // A segment of at most max_bytes, or null where memfd or mmap are not available.
     static std::unique_ptr<SharedSegment> create(std::size_t max_bytes);
+    // A segment of exactly `bytes` (rounded up to pages), all of it handed out: a user allocation
+    // (MPIX_Sparse_alloc_mem). Null where segments are not available.
+    static std::unique_ptr<SharedSegment> create_whole(std::size_t bytes);
+    std::byte *base() const { return base_; }
     ~SharedSegment();
     SharedSegment(const SharedSegment &) = delete;
     SharedSegment &operator=(const SharedSegment &) = delete;
@@ -54,6 +58,7 @@ class SharedSegment {
 
   private:
     SharedSegment() = default;
+    static std::unique_ptr<SharedSegment> map_new(std::size_t bytes, const char *name);
 
     int fd_ = -1;
     std::byte *base_ = nullptr;
@@ -81,6 +86,8 @@ class PeerSegments {
     const std::byte *resolve(const SegmentRef &ref, std::uint32_t context);
     // Unmaps the segments used by `context` and resolves no more for it (its communicator is freed).
     void forget(std::uint32_t context);
+    // Segments mapped now (tests).
+    std::size_t mapped() const { return maps_.size(); }
 
   private:
     struct Mapping {

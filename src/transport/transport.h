@@ -60,6 +60,13 @@ class Transport {
     virtual std::byte *shared_buffer(const int * /*peers*/, std::size_t /*n*/, std::size_t /*bytes*/) {
         return nullptr;
     }
+    // True when every one of `peers` reads [payload, payload + bytes) where it is (memory from
+    // MPIX_Sparse_alloc_mem on this machine): sending it copies nothing. The caller keeps it
+    // untouched until its operation's closing barrier.
+    virtual bool shares_in_place(const int * /*peers*/, std::size_t /*n*/, const void * /*payload*/,
+                                 std::size_t /*bytes*/) {
+        return false;
+    }
     // The last shared_buffer() used only `used` bytes (any other pointer: nothing happens).
     virtual void trim_shared(const std::byte * /*buffer*/, std::size_t /*used*/) {}
     // Every peer has read all that this rank sent so far (an operation's closing barrier says so):

@@ -57,10 +57,8 @@ void check_case(const Case &c, CommCache &comms) {
     SCOPED_TRACE(c.describe());
     const int rank = world_rank(), size = world_size();
     const std::size_t elem = element_size(c.type.type);
-    const std::uint64_t blocks = (c.count + c.block - 1) / c.block;
-    const auto on = block_pattern(c.pattern, blocks, c.density, rank, size, c.seed);
-    std::vector<std::byte> input =
-        make_vector(c.type.type, c.count, c.block, on, c.seed * 977 + static_cast<unsigned>(rank));
+    std::vector<std::byte> input = rank_input(c.type.type, c.count, c.block, c.pattern, c.density, rank, size, c.seed,
+                                              c.seed * 977 + static_cast<unsigned>(rank));
     std::vector<std::byte> expected(input.size() + 1), ours(input.size() + 1, std::byte{0x5c});
     ASSERT_EQ(
         MPI_Allreduce(input.data(), expected.data(), static_cast<int>(c.count), c.type.mpi, c.op.mpi, MPI_COMM_WORLD),

@@ -96,6 +96,23 @@ TEST_F(Errors, BadArgumentsOfAllreduce) {
     expect_library_works();
 }
 
+TEST_F(Errors, AllocMemArguments) {
+    void *p = reinterpret_cast<void *>(0x1);
+    expect_error(MPIX_Sparse_alloc_mem(-1, MPI_INFO_NULL, &p), MPIX_ERR_SPARSE_ARG, "size is negative");
+    EXPECT_EQ(p, reinterpret_cast<void *>(0x1)) << "nothing written";
+    expect_error(MPIX_Sparse_alloc_mem(64, MPI_INFO_NULL, nullptr), MPIX_ERR_SPARSE_ARG, "baseptr");
+    std::vector<int> heap(16);
+    expect_error(MPIX_Sparse_free_mem(heap.data()), MPIX_ERR_SPARSE_ARG, "not memory from MPIX_Sparse_alloc_mem");
+    EXPECT_EQ(g_handler_calls, 3) << "MPI_COMM_WORLD's handler (comm_'s too), once per error";
+    ASSERT_EQ(MPIX_Sparse_alloc_mem(1000, MPI_INFO_NULL, &p), MPI_SUCCESS);
+    expect_error(MPIX_Sparse_free_mem(static_cast<char *>(p) + 8), MPIX_ERR_SPARSE_ARG, "MPIX_Sparse_free_mem");
+    EXPECT_EQ(MPIX_Sparse_free_mem(p), MPI_SUCCESS) << "still allocated after the bad free";
+    expect_error(MPIX_Sparse_free_mem(p), MPIX_ERR_SPARSE_ARG, "freed already");
+    EXPECT_EQ(MPIX_Sparse_free_mem(nullptr), MPI_SUCCESS);
+    expect_error(MPIX_Sparse_stats_in_place(comm_, nullptr), MPIX_ERR_SPARSE_ARG, "bytes pointer is NULL");
+    expect_library_works();
+}
+
 TEST_F(Errors, CountsWhoseBytesOverflowTheAddressSpace) {
     std::vector<double> in(4, 1.0), out(4, 7.0);
     const MPI_Count huge = std::numeric_limits<MPI_Count>::max() / 4;  // * 8 bytes overflows

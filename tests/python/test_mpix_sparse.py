@@ -283,7 +283,7 @@ def check_library_errors_raise_mpi_exception():
 
 
 def check_version():
-    assert mpix_sparse.get_version() == (0, 1, 0) and mpix_sparse.__version__ == "0.1.0"
+    assert mpix_sparse.get_version() == (0, 2, 0) and mpix_sparse.__version__ == "0.2.0"
 
 
 CHECKS = [check_version, check_matches_mpi_allreduce, check_shapes_and_buffers, check_iallreduce, check_elements,

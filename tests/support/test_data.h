@@ -118,6 +118,16 @@ inline std::vector<std::byte> make_vector(ElementType type, std::uint64_t count,
     return v;
 }
 
+// A rank's input of a randomized case: `count` elements in blocks of `block`, the blocks on where the
+// pattern puts them for this rank (seeded by pattern_seed), their values seeded by value_seed.
+inline std::vector<std::byte> rank_input(ElementType type, std::uint64_t count, std::uint32_t block, Pattern pattern,
+                                         double density, int rank, int ranks, unsigned pattern_seed,
+                                         unsigned value_seed) {
+    const std::uint64_t blocks = (count + block - 1) / block;
+    return make_vector(type, count, block, block_pattern(pattern, blocks, density, rank, ranks, pattern_seed),
+                       value_seed);
+}
+
 namespace detail {
 template <class T>
 T apply(ReduceOp op, T a, T b) {

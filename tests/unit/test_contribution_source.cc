@@ -20,7 +20,7 @@ TEST(ContributionSource, BitmapPlansDenseRunForContiguousBlocks) {
     scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     std::vector<std::uint32_t> index(64);
-    const MessagePlan p = source.plan(0, 64, 64, index.data());
+    const MessagePlan p = source.plan(0, 64, 64, index.data(), false);
     EXPECT_TRUE(p.dense);
     EXPECT_FALSE(p.presence);
     EXPECT_EQ(p.first, 10u);
@@ -28,7 +28,7 @@ TEST(ContributionSource, BitmapPlansDenseRunForContiguousBlocks) {
     EXPECT_EQ(p.end, 64u);
     EXPECT_NE(source.dense_run(p), nullptr);
     // Budget of 4 blocks: the message stops and covers up to the next block it leaves out.
-    const MessagePlan q = source.plan(0, 64, 4, index.data());
+    const MessagePlan q = source.plan(0, 64, 4, index.data(), false);
     EXPECT_EQ(q.n, 4u);
     EXPECT_EQ(q.end, 14u);
 }
@@ -43,7 +43,7 @@ TEST(ContributionSource, ScatteredBlocksArePacked) {
     scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
     std::vector<std::uint32_t> index(64);
-    const MessagePlan p = source.plan(0, 64, 64, index.data());
+    const MessagePlan p = source.plan(0, 64, 64, index.data(), false);
     EXPECT_FALSE(p.dense);
     ASSERT_EQ(p.n, 8u);
     std::vector<std::byte> payload(max_packed_bytes(p.n, 16));
@@ -67,6 +67,34 @@ TEST(ContributionSource, ScatteredBlocksArePacked) {
     EXPECT_EQ(cursor.peek(), 40u);
 }
 
+// Read in place by the aggregator, a run with gaps goes dense and whole (its zero blocks reduce as
+// zeros) while it is at most three times its data; sparser runs stay packed, and without in-place
+// reading a run with gaps never goes without its presence bitmap.
+TEST(ContributionSource, RunsWithGapsGoWholeWhenReadInPlace) {
+    const BlockLayout layout{64 * 4, 4, 4};
+    auto plan_of = [&](std::uint64_t stride, bool in_place) {
+        std::vector<std::uint32_t> data(layout.count, 0);
+        for (std::uint64_t k = 0; k < 64; k += stride)
+            data[k * 4] = 1;
+        BlockBitmap bitmap;
+        bitmap.reset(64);
+        scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
+        BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
+        std::vector<std::uint32_t> index(64);
+        return source.plan(0, 64, 64, index.data(), in_place);
+    };
+    for (std::uint64_t stride : {2, 3}) {
+        const MessagePlan p = plan_of(stride, true);
+        EXPECT_TRUE(p.dense) << "every " << stride << " blocks";
+        EXPECT_FALSE(p.presence) << "every " << stride << " blocks";
+        EXPECT_LT(p.n, p.span());
+        const MessagePlan q = plan_of(stride, false);
+        EXPECT_TRUE(!q.dense || q.presence) << "every " << stride << " blocks, not in place";
+    }
+    const MessagePlan sparse = plan_of(4, true);
+    EXPECT_FALSE(sparse.dense);
+}
+
 TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
     // 4-byte values: packed costs 8 bytes a pair, a dense run 4 bytes an element plus a bit.
     std::vector<std::int64_t> idx;
@@ -78,7 +106,7 @@ TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
         }
     PairsSource source(idx.data(), reinterpret_cast<const std::byte *>(val.data()), idx.size(), 4);
     std::vector<std::uint32_t> index(1000);
-    const MessagePlan p = source.plan(0, 1000, 1000, index.data());
+    const MessagePlan p = source.plan(0, 1000, 1000, index.data(), false);
     EXPECT_TRUE(p.dense);
     EXPECT_TRUE(p.presence);
     EXPECT_EQ(p.first, 101u);

@@ -254,8 +254,8 @@ TEST(PackedSource, SameMessagesAsTheDenseSource) {
             std::vector<std::uint32_t> ia(max_blocks), ib(max_blocks);
             std::vector<std::byte> pa(max_packed_bytes(max_blocks, layout.block_bytes()) + 64), pb(pa.size());
             while (from < limit) {
-                const MessagePlan a = dense.plan(from, limit, max_blocks, ia.data());
-                const MessagePlan b = staged.plan(from, limit, max_blocks, ib.data());
+                const MessagePlan a = dense.plan(from, limit, max_blocks, ia.data(), false);
+                const MessagePlan b = staged.plan(from, limit, max_blocks, ib.data(), false);
                 ASSERT_EQ(a.end, b.end);
                 ASSERT_EQ(a.n, b.n);
                 ASSERT_EQ(a.dense, b.dense);
@@ -308,7 +308,7 @@ TEST(StagedResultSink, MatchesTheDenseSinkAndRejectsDuplicates) {
     std::vector<Message> messages;
     std::vector<std::uint32_t> index(9);
     for (std::uint64_t from = 0; from < layout.num_blocks();) {
-        const MessagePlan p = source.plan(from, layout.num_blocks(), 9, index.data());
+        const MessagePlan p = source.plan(from, layout.num_blocks(), 9, index.data(), false);
         Message m;
         m.payload.resize(max_packed_bytes(9, layout.block_bytes()) + 64);
         m.header.count = layout.count;

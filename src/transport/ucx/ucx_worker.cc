@@ -13,8 +13,10 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 
 #include "core/debug.h"
+#include "transport/shared_allocations.h"
 #include "transport/ucx/ucx_status.h"
 
 namespace mpix::sparse::detail {
@@ -324,12 +326,16 @@ ReferenceMessage *UcxLinks::by_reference(const WireHeader &header, const void *p
                                          Completion &done) {
     const bool in_segment = segment_->contains(payload, bytes);
     if (!in_segment && bytes < kByReferenceBytes) return nullptr;
-    const void *data = payload;
-    if (!in_segment) {
+    std::optional<SegmentRef> ref;
+    if (in_segment)
+        ref = segment_->ref(payload, bytes);
+    else
+        ref = SharedAllocations::get().find(payload, bytes);
+    if (!ref) {
         std::byte *copy = segment_->allocate(bytes);
         if (copy == nullptr) return nullptr;
         std::memcpy(copy, payload, bytes);
-        data = copy;
+        ref = segment_->ref(copy, bytes);
     }
     auto free = std::find_if(references_.begin(), references_.end(), [](const auto &m) { return m->pending == 0; });
     if (free == references_.end()) {
@@ -339,7 +345,7 @@ ReferenceMessage *UcxLinks::by_reference(const WireHeader &header, const void *p
     ReferenceMessage &m = **free;
     m.header = header;
     m.header.flags = static_cast<std::uint8_t>(header.flags | kByReference);
-    m.ref = segment_->ref(data, bytes);
+    m.ref = *ref;
     m.outer = &done;
     return &m;
 }
@@ -366,11 +372,20 @@ void UcxLinks::send_to(const int *peers, std::size_t n, const WireHeader &header
     }
 }
 
-std::byte *UcxLinks::shared_buffer(const int *peers, std::size_t n, std::size_t bytes) {
-    if (!segment_ || n == 0) return nullptr;
+bool UcxLinks::shares_with_all(const int *peers, std::size_t n) const {
+    if (!segment_ || n == 0) return false;
     for (std::size_t i = 0; i < n; ++i)
-        if (!shares_with(peers[i])) return nullptr;
-    return segment_->allocate(bytes);
+        if (!shares_with(peers[i])) return false;
+    return true;
+}
+
+std::byte *UcxLinks::shared_buffer(const int *peers, std::size_t n, std::size_t bytes) {
+    return shares_with_all(peers, n) ? segment_->allocate(bytes) : nullptr;
+}
+
+bool UcxLinks::shares_in_place(const int *peers, std::size_t n, const void *payload, std::size_t bytes) {
+    return bytes >= kByReferenceBytes && shares_with_all(peers, n) &&
+           SharedAllocations::get().find(payload, bytes).has_value();
 }
 
 void UcxLinks::wait() {

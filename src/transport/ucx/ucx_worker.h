@@ -103,6 +103,7 @@ class UcxLinks final : public Transport {
     void send_to(const int *peers, std::size_t n, const WireHeader &header, const void *payload, std::size_t bytes,
                  Completion &done) override;
     std::byte *shared_buffer(const int *peers, std::size_t n, std::size_t bytes) override;
+    bool shares_in_place(const int *peers, std::size_t n, const void *payload, std::size_t bytes) override;
     void trim_shared(const std::byte *buffer, std::size_t used) override {
         if (segment_) segment_->trim(buffer, used);
     }
@@ -119,8 +120,10 @@ class UcxLinks final : public Transport {
 
   private:
     bool shares_with(int peer) const { return segment_ && sharing_[static_cast<std::size_t>(peer)]; }
-    // The message carrying [payload, payload + bytes) by reference, the payload copied into the
-    // segment first when it is elsewhere; null when it does not fit there (then it goes through UCX).
+    bool shares_with_all(const int *peers, std::size_t n) const;
+    // The message carrying [payload, payload + bytes) by reference: where it is when it lies in this
+    // rank's segment or in an MPIX_Sparse_alloc_mem allocation, else copied into the segment first;
+    // null when it does not fit there (then it goes through UCX).
     ReferenceMessage *by_reference(const WireHeader &header, const void *payload, std::size_t bytes, Completion &done);
 
     UcxWorker &worker_;

@@ -1,0 +1,67 @@
+#include "transport/shared_allocations.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace mpix::sparse::detail {
+
+SharedAllocations &SharedAllocations::get() {
+    // Never destroyed: memory a user has not freed stays valid until the process ends.
+    static SharedAllocations *const instance = new SharedAllocations;
+    return *instance;
+}
+
+SharedAllocations::~SharedAllocations() {
+    for (Allocation &a : allocations_)
+        std::free(a.plain);
+}
+
+void *SharedAllocations::allocate(std::size_t bytes) {
+    Allocation a;
+    // A fresh segment reads as zeros, as calloc'd memory does.
+    a.segment = SharedSegment::create_whole(bytes);
+    if (!a.segment) {
+        constexpr std::size_t kAlign = 64;
+        const std::size_t rounded = (std::max(bytes, std::size_t{1}) + kAlign - 1) / kAlign * kAlign;
+        a.plain = std::aligned_alloc(kAlign, rounded);
+        if (a.plain == nullptr) return nullptr;
+        std::memset(a.plain, 0, rounded);
+    }
+    void *base = a.base();
+    std::lock_guard<std::mutex> guard(lock_);
+    if (a.segment) segments_.fetch_add(1, std::memory_order_relaxed);
+    try {
+        allocations_.push_back(std::move(a));
+    } catch (...) {
+        if (a.segment) segments_.fetch_sub(1, std::memory_order_relaxed);
+        std::free(a.plain);
+        throw;
+    }
+    return base;
+}
+
+bool SharedAllocations::release(void *base) {
+    Allocation gone;
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        auto it = std::find_if(allocations_.begin(), allocations_.end(),
+                               [base](const Allocation &a) { return a.base() == base; });
+        if (it == allocations_.end()) return false;
+        gone = std::move(*it);
+        allocations_.erase(it);
+        if (gone.segment) segments_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    std::free(gone.plain);  // a segment unmaps and closes with `gone`
+    return true;
+}
+
+std::optional<SegmentRef> SharedAllocations::find(const void *p, std::size_t bytes) const {
+    if (segments_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+    std::lock_guard<std::mutex> guard(lock_);
+    for (const Allocation &a : allocations_)
+        if (a.segment && a.segment->contains(p, bytes)) return a.segment->ref(p, bytes);
+    return std::nullopt;
+}
+
+}  // namespace mpix::sparse::detail
