@@ -31,7 +31,8 @@ class AlignedBuffer {
     AlignedBuffer() = default;
     explicit AlignedBuffer(std::size_t bytes) { resize(bytes); }
 
-    // Later resize() calls allocate with MPIX_Sparse_alloc_mem (page-aligned: a segment of its own).
+    // Later resize() calls allocate with MPIX_Sparse_alloc_mem (from 64 KiB a segment of its own,
+    // page-aligned; 64-byte aligned below).
     void use_alloc_mem(bool on) { alloc_mem_ = on; }
 
     // Discards the contents; the new bytes are zero.

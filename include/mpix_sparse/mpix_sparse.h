@@ -183,18 +183,25 @@ MPIX_SPARSE_API int MPIX_Sparse_comm_free(MPI_Comm *comm);
  * part of an allocation may be passed, with any call, algorithm or communicator; results are the
  * same as with other memory. A buffer must not be written while an operation that reads it is in
  * flight (the MPI rule already), and must not be freed until the operations using it completed.
- * Same shape as MPI_Alloc_mem / MPI_Free_mem; may be called before MPI_Init; errors go to
- * MPI_COMM_WORLD's error handler. Where the machine offers no shared segments (no memfd), the
- * memory is ordinary and payloads are copied as before.
+ * Same shape as MPI_Alloc_mem / MPI_Free_mem. Errors go to MPI_COMM_WORLD's error handler; before
+ * MPI_Init (allowed) or after MPI_Finalize they return MPI_ERR_OTHER and call no handler. From
+ * 64 KiB an allocation is a memfd segment of its own: one file descriptor and one mapping here,
+ * one mapping in each peer that reads it per communicator, so prefer a few large allocations to
+ * many small ones. Smaller allocations, larger than 64 GiB ones, and all of them where the machine
+ * offers no shared segments are ordinary memory, whose payloads are copied as before. The memory is
+ * MAP_SHARED: after fork() parent and child share it. Like malloc on Linux, a large allocation
+ * succeeds before its pages exist; the system may run out of them on first touch.
  * @{ */
 
-/** Allocates size bytes (0 is allowed), zeroed and 64-byte aligned; *(void **)baseptr receives
- * their address. info is accepted and ignored (MPI_INFO_NULL is fine). MPIX_ERR_SPARSE_ARG for a
- * negative size or a NULL baseptr; the class of out of memory otherwise. */
+/** Allocates size bytes (0 is allowed), zeroed and 64-byte aligned (page-aligned from 64 KiB);
+ * *(void **)baseptr receives their address. info is accepted and ignored (MPI_INFO_NULL is fine).
+ * MPIX_ERR_SPARSE_ARG for a negative size or a NULL baseptr; MPIX_ERR_SPARSE_INTERN when out of
+ * memory. Nothing is written to baseptr on error. */
 MPIX_SPARSE_API int MPIX_Sparse_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 /** Frees memory from MPIX_Sparse_alloc_mem (NULL: nothing happens). MPIX_ERR_SPARSE_ARG for any
- * other pointer, which is left alone. Peers drop their mapping of it when the allocation that
- * reuses its descriptor reaches them, or when the communicator is freed. */
+ * other pointer, which is left alone. Its pages go back to the system at once; peers drop their
+ * mapping of it at the next operation after an allocation that reuses its descriptor reaches
+ * them, or when the communicator is freed. */
 MPIX_SPARSE_API int MPIX_Sparse_free_mem(void *base);
 
 /** @} */

@@ -317,10 +317,10 @@ WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end)
 
 // Sends union entries [from, to) of the current window as one dense run covering
 // [cover_start_, cover_end). Reducing in place, straight from the output: its gap blocks are zero
-// there already (no rank contributed them; they were zero in place or written before the stream),
-// and every rank's output is dense (only the block variant reduces in place), so no presence bitmap
-// is needed. Else copied, zeros in the gaps, with a presence bitmap (a sparse output needs the
-// union exactly).
+// there already (no rank contributed them; they were zero in place, written before the stream, or
+// written by zero_gaps), and every rank's output is dense (outputs are of one kind on all ranks, and
+// only a dense one is reduced into), so no presence bitmap is needed. Else copied, zeros in the
+// gaps, with a presence bitmap (a sparse output needs the union exactly).
 void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                                 std::uint64_t cover_end) {
     const BlockLayout &layout = spec_.layout;

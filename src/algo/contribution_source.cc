@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/memory_ops.h"
+#include "transport/shared_segment.h"
 #include "transport/wire_format.h"
 
 namespace mpix::sparse::detail {
@@ -70,8 +71,10 @@ MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uin
         const std::size_t packed = (p.n - 1) * layout_.block_bytes() + layout_.bytes_of(p.last);
         const std::size_t run = layout_.run_bytes(p.first, p.span());
         // Read in place, a run costs one read of it, zero blocks included; packed, its data is read,
-        // written and read again. So the run wins up to about three times the data.
-        if (gaps_in_place && ranks_ == nullptr && run <= kInPlaceRunFactor * packed)
+        // written and read again. So the run wins up to about three times the data, when it does go
+        // by reference (large enough, and 8-byte aligned, or the aggregator copies it).
+        const bool by_reference = run >= kMinByReferenceBytes && ranks_ == nullptr && aligned8(address(p.first));
+        if (gaps_in_place && by_reference && run <= kInPlaceRunFactor * packed)
             p.dense = true;
         else
             choose_representation(p, run, packed);

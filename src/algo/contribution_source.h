@@ -34,7 +34,8 @@ class ContributionSource {
     // Blocks with data in [from, limit).
     virtual std::uint64_t count(std::uint64_t from, std::uint64_t limit) const = 0;
     // Chooses the next message of the stream from `from`: at most max_blocks blocks, covering up to
-    // the next block it leaves out (or limit); packed or dense, whichever has fewer bytes. When
+    // the next block it leaves out (or limit); packed or dense, whichever has fewer bytes (or, with
+    // gaps_in_place, whichever costs less to read where it is). When
     // packed, the block numbers relative to `from` are written to `index` (max_blocks long). With
     // `gaps_in_place` (the aggregator reads this source's dense data where it is), a run with gaps
     // may go dense without a presence bitmap: its zero blocks are then reduced as the zeros they are.

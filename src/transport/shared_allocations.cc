@@ -12,15 +12,10 @@ SharedAllocations &SharedAllocations::get() {
     return *instance;
 }
 
-SharedAllocations::~SharedAllocations() {
-    for (Allocation &a : allocations_)
-        std::free(a.plain);
-}
-
 void *SharedAllocations::allocate(std::size_t bytes) {
     Allocation a;
     // A fresh segment reads as zeros, as calloc'd memory does.
-    a.segment = SharedSegment::create_whole(bytes);
+    if (bytes >= kSmallest) a.segment = SharedSegment::create_whole(bytes);
     if (!a.segment) {
         constexpr std::size_t kAlign = 64;
         const std::size_t rounded = (std::max(bytes, std::size_t{1}) + kAlign - 1) / kAlign * kAlign;
@@ -52,6 +47,8 @@ bool SharedAllocations::release(void *base) {
         allocations_.erase(it);
         if (gone.segment) segments_.fetch_sub(1, std::memory_order_relaxed);
     }
+    // Peers may map the segment until they learn it is gone: its pages go back now, not then.
+    if (gone.segment) gone.segment->release_pages();
     std::free(gone.plain);  // a segment unmaps and closes with `gone`
     return true;
 }

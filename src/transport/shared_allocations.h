@@ -3,7 +3,9 @@
 // it is (nothing copied into the transport's segment), so an aggregator reduces a worker's blocks
 // straight from the worker's buffer and a worker copies a result straight from the aggregator's
 // output. Where segments cannot be made (no memfd, an unknown shared-memory domain), an allocation
-// is ordinary memory and every payload travels as before.
+// is ordinary memory and every payload travels as before; so is a small one (a descriptor and a
+// mapping per allocation are not worth it for what would travel by UCX anyway) and one larger than
+// a peer maps.
 #pragma once
 
 #include <atomic>
@@ -19,6 +21,9 @@ namespace mpix::sparse::detail {
 
 class SharedAllocations {
   public:
+    // Allocations below this are ordinary memory.
+    static constexpr std::size_t kSmallest = std::size_t{64} << 10;
+
     static SharedAllocations &get();
 
     // `bytes` of zeroed memory, 64-byte aligned (a shared segment where possible); null when out of
@@ -36,7 +41,6 @@ class SharedAllocations {
         void *base() const { return segment ? static_cast<void *>(segment->base()) : plain; }
     };
     SharedAllocations() = default;
-    ~SharedAllocations();
 
     mutable std::mutex lock_;
     std::vector<Allocation> allocations_;

@@ -14,10 +14,10 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 constexpr std::size_t kSmallest = std::size_t{1} << 20;
-// A peer's segment may claim any size; this process maps at most this much of one, and at most this
-// many segments (malformed references cannot pile up mappings).
-constexpr std::size_t kMaxPeerSegmentBytes = std::size_t{64} << 30;
-constexpr std::size_t kMaxPeerSegments = 1024;
+// At most this many segments are mapped (malformed references cannot pile up mappings). Each
+// MPIX_Sparse_alloc_mem allocation a peer sends from is one per communicator; the kernel's default
+// vm.max_map_count (65530) bounds all mappings of a process.
+constexpr std::size_t kMaxPeerSegments = 16384;
 
 std::size_t page_size() {
     static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -57,6 +57,7 @@ std::unique_ptr<SharedSegment> SharedSegment::create(std::size_t max_bytes) {
 }
 
 std::unique_ptr<SharedSegment> SharedSegment::create_whole(std::size_t bytes) {
+    if (bytes > kMaxPeerSegmentBytes) return nullptr;  // no peer would map it
     std::unique_ptr<SharedSegment> s = map_new(std::max(bytes, std::size_t{1}), "mpix_sparse_user");
     if (s) s->used_ = s->size_;
     return s;
@@ -93,6 +94,10 @@ std::byte *SharedSegment::allocate(std::size_t bytes) {
     return base_ + at;
 }
 
+void SharedSegment::release_pages() {
+    if (fd_ >= 0) fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size_));
+}
+
 void SharedSegment::trim(const std::byte *p, std::size_t used) {
     if (p == base_ + last_ && last_ + used <= used_) used_ = last_ + used;
 }
@@ -114,8 +119,9 @@ SegmentRef SharedSegment::ref(const void *p, std::size_t bytes) const {
 }
 
 PeerSegments::~PeerSegments() {
-    for (const Mapping &m : maps_)
-        munmap(const_cast<std::byte *>(m.base), m.size);
+    for (const auto *list : {&maps_, &stale_})
+        for (const Mapping &m : *list)
+            munmap(const_cast<std::byte *>(m.base), m.size);
 }
 
 void PeerSegments::open_context(std::uint32_t context) {
@@ -130,7 +136,8 @@ const PeerSegments::Mapping *PeerSegments::open(const SegmentRef &ref, std::uint
         if (m.pid == ref.pid && m.fd == ref.fd && m.inode == ref.inode && m.context == context) return &m;
     if (ref.pid <= 0 || ref.fd < 0) return nullptr;
     const std::string path = "/proc/" + std::to_string(ref.pid) + "/fd/" + std::to_string(ref.fd);
-    // Non-blocking: a malformed reference may name a pipe. Only a regular file (a memfd) is mapped.
+    // Non-blocking: a malformed reference may name a pipe. Only a regular file with the inode named is
+    // mapped (a memfd is one).
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return nullptr;
     struct stat st {};
@@ -139,17 +146,17 @@ const PeerSegments::Mapping *PeerSegments::open(const SegmentRef &ref, std::uint
                        static_cast<std::uint64_t>(st.st_size) <= kMaxPeerSegmentBytes;
     if (valid) {
         // The owner's descriptor now holds another inode than one mapped here: it closed that segment
-        // (a freed user allocation, or a freed communicator's segment), which it does only once no
-        // operation reads it. Unmapped, so that allocating and freeing in a loop piles up no mappings.
-        auto stale = std::remove_if(maps_.begin(), maps_.end(), [&](const Mapping &m) {
-            if (m.pid != ref.pid || m.fd != ref.fd || m.inode == ref.inode) return false;
-            munmap(const_cast<std::byte *>(m.base), m.size);
-            return true;
+        // (a freed user allocation, or a freed communicator's segment). Resolved no more, and unmapped
+        // at the context's next closing barrier (release_stale), so that allocating and freeing in a
+        // loop piles up no mappings.
+        auto stale = std::stable_partition(maps_.begin(), maps_.end(), [&](const Mapping &m) {
+            return m.pid != ref.pid || m.fd != ref.fd || m.inode == ref.inode;
         });
+        stale_.insert(stale_.end(), stale, maps_.end());
         maps_.erase(stale, maps_.end());
     }
     void *p = MAP_FAILED;
-    if (valid && maps_.size() < kMaxPeerSegments)
+    if (valid && maps_.size() + stale_.size() < kMaxPeerSegments)
         p = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
     close(fd);  // the mapping keeps the segment
     if (p == MAP_FAILED) return nullptr;
@@ -170,14 +177,28 @@ const std::byte *PeerSegments::resolve(const SegmentRef &ref, std::uint32_t cont
     return m->base + ref.offset;
 }
 
-void PeerSegments::forget(std::uint32_t context) {
-    contexts_.erase(std::remove(contexts_.begin(), contexts_.end(), context), contexts_.end());
-    auto gone = std::remove_if(maps_.begin(), maps_.end(), [context](const Mapping &m) {
+namespace {
+
+// Unmaps and removes the mappings of `context` from `list`.
+void unmap_context(std::vector<PeerSegments::Mapping> &list, std::uint32_t context) {
+    auto gone = std::remove_if(list.begin(), list.end(), [context](const PeerSegments::Mapping &m) {
         if (m.context != context) return false;
         munmap(const_cast<std::byte *>(m.base), m.size);
         return true;
     });
-    maps_.erase(gone, maps_.end());
+    list.erase(gone, list.end());
+}
+
+}  // namespace
+
+void PeerSegments::forget(std::uint32_t context) {
+    contexts_.erase(std::remove(contexts_.begin(), contexts_.end(), context), contexts_.end());
+    unmap_context(maps_, context);
+    unmap_context(stale_, context);
+}
+
+void PeerSegments::release_stale(std::uint32_t context) {
+    unmap_context(stale_, context);
 }
 
 }  // namespace mpix::sparse::detail

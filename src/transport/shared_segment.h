@@ -19,6 +19,11 @@
 
 namespace mpix::sparse::detail {
 
+// Payloads smaller than this travel through UCX: a reference saves nothing on them.
+inline constexpr std::size_t kMinByReferenceBytes = 8192;
+// The largest segment a peer maps (a reference may claim any size).
+inline constexpr std::size_t kMaxPeerSegmentBytes = std::size_t{64} << 30;
+
 // The payload of a by-reference message (WireHeader flag kByReference).
 struct SegmentRef {
     std::uint64_t domain = 0;  // shared_memory_domain() of the sender
@@ -55,6 +60,8 @@ class SharedSegment {
     SegmentRef ref(const void *p, std::size_t bytes) const;
     // Everything handed out may be overwritten: no peer reads it any more.
     void recycle() { used_ = 0; }
+    // Gives the memory back to the system even while peers still map it (they read zeros then).
+    void release_pages();
 
   private:
     SharedSegment() = default;
@@ -86,10 +93,12 @@ class PeerSegments {
     const std::byte *resolve(const SegmentRef &ref, std::uint32_t context);
     // Unmaps the segments used by `context` and resolves no more for it (its communicator is freed).
     void forget(std::uint32_t context);
-    // Segments mapped now (tests).
-    std::size_t mapped() const { return maps_.size(); }
+    // Unmaps the mappings of `context` found stale (their owner closed them): called where no
+    // operation of the context reads anything any more (its closing barrier passed).
+    void release_stale(std::uint32_t context);
+    // Segments mapped now, stale ones included (tests).
+    std::size_t mapped() const { return maps_.size() + stale_.size(); }
 
-  private:
     struct Mapping {
         std::int64_t pid = 0, fd = 0;
         std::uint64_t inode = 0;
@@ -97,10 +106,15 @@ class PeerSegments {
         const std::byte *base = nullptr;
         std::size_t size = 0;
     };
+
+  private:
     const Mapping *open(const SegmentRef &ref, std::uint32_t context);
 
     std::vector<std::uint32_t> contexts_;
     std::vector<Mapping> maps_;
+    // Mappings whose (pid, fd) came back with another inode: not unmapped at once, since a failed or
+    // abandoned operation may still hold messages that point into them.
+    std::vector<Mapping> stale_;
 };
 
 }  // namespace mpix::sparse::detail

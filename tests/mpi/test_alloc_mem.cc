@@ -17,10 +17,13 @@ namespace {
 // Bytes from MPIX_Sparse_alloc_mem or from the heap, freed on destruction.
 class Buffer {
   public:
-    Buffer(std::size_t bytes, bool shared) : shared_(shared), heap_(shared ? 0 : bytes) {
-        if (shared) {
-            EXPECT_EQ(MPIX_Sparse_alloc_mem(static_cast<MPI_Aint>(bytes), MPI_INFO_NULL, &data_), MPI_SUCCESS);
-        } else {
+    Buffer(std::size_t bytes, bool shared) : shared_(shared) {
+        if (shared && MPIX_Sparse_alloc_mem(static_cast<MPI_Aint>(bytes), MPI_INFO_NULL, &data_) != MPI_SUCCESS) {
+            ADD_FAILURE() << "MPIX_Sparse_alloc_mem of " << bytes << " bytes failed";
+            shared_ = false;
+        }
+        if (!shared_) {
+            heap_.resize(bytes);
             data_ = heap_.data();
         }
     }
@@ -38,18 +41,19 @@ class Buffer {
     void *data_ = nullptr;
 };
 
-// Whether this rank shares memory with another rank of MPI_COMM_WORLD through the library: MPI sees
-// a node of two or more ranks, shared segments are on, and no test setting splits the node.
-bool shares_memory() {
+// How many ranks of MPI_COMM_WORLD share memory through the library with this one, itself included:
+// the ranks MPI sees on this node, or 1 where shared segments are off or a test setting splits the
+// node.
+int ranks_sharing_memory() {
     const char *bytes = std::getenv("MPIX_SPARSE_SHARED_MEMORY_BYTES");
     if ((bytes != nullptr && std::string(bytes) == "0") || std::getenv("MPIX_SPARSE_TEST_RANKS_PER_NODE") != nullptr)
-        return false;
+        return 1;
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int n = 0;
     MPI_Comm_size(node, &n);
     MPI_Comm_free(&node);
-    return n > 1;
+    return n;
 }
 
 struct Case {
@@ -176,14 +180,79 @@ TEST(AllocMem, PayloadsAreReadInPlaceOnlyFromSharedBuffers) {
             EXPECT_LE(bytes_in_place, s.bytes_sent);
             long long in_place = static_cast<long long>(bytes_in_place);
             MPI_Allreduce(MPI_IN_PLACE, &in_place, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            const auto vector = static_cast<long long>(input.size());
+            const int sharing = ranks_sharing_memory();
             if (!shared) {
                 EXPECT_EQ(in_place, 0) << "heap buffers are never read in place";
-            } else if (shares_memory()) {
-                // Every worker's contribution and every aggregator's result: at least the vector once.
-                EXPECT_GE(in_place, static_cast<long long>(input.size()) / 2);
+            } else if (sharing == size && density == 1.0) {
+                // Each worker's contributions ((size - 1) / size of the vector) and each aggregator's
+                // results (its shard): size vectors in all.
+                EXPECT_GE(in_place, size * vector - size * 65536) << "contributions and results, in place";
+            } else if (sharing == size) {
+                EXPECT_GE(in_place, vector / 2);
+            } else if (sharing > 1) {
+                EXPECT_GT(in_place, 0) << "between the ranks of one node";
             }
         }
     }
+}
+
+// The other entry points on shared buffers give what they give on heap buffers, bit for bit: the
+// element variant into a dense output (reduced into by its aggregators, one element per block),
+// persistent requests started twice, and MPIX_FLOAT16 (accumulated in float, narrowed at the end).
+TEST(AllocMem, OtherCallsMatchTheirHeapResults) {
+    const int rank = world_rank();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}});
+    const std::uint64_t count = 1 << 19;
+    std::mt19937 rng(static_cast<unsigned>(rank) + 5);
+    // Element variant: about 30% of the indices, sorted, values small integers.
+    std::vector<std::int64_t> idx;
+    std::vector<float> val;
+    for (std::uint64_t i = 0; i < count; ++i)
+        if (rng() % 10 < 3) {
+            idx.push_back(static_cast<std::int64_t>(i));
+            val.push_back(static_cast<float>(rng() % 7 + 1));
+        }
+    for (bool shared : {false, true}) {
+        SCOPED_TRACE(shared ? "shared" : "heap");
+        Buffer out(count * 4, shared), heap(count * 4, false);
+        std::memset(out.data(), 0x5c, count * 4);
+        ASSERT_EQ(MPIX_Sparse_allreduce_elements(static_cast<MPI_Count>(idx.size()), idx.data(), val.data(), out.data(),
+                                                 static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM, comm.get()),
+                  MPI_SUCCESS);
+        std::vector<float> dense(count, 0.0f), want(count);
+        for (std::size_t k = 0; k < idx.size(); ++k)
+            dense[static_cast<std::size_t>(idx[k])] = val[k];
+        MPI_Allreduce(dense.data(), want.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        EXPECT_EQ(std::memcmp(out.data(), want.data(), count * 4), 0) << "element variant";
+    }
+    // Persistent requests and 16-bit floats: the heap result is the reference.
+    // binary16 values 1, 2, 3, 0.5 and -1 in 60% of the blocks.
+    const std::uint16_t halves[] = {0x3c00, 0x4000, 0x4200, 0x3800, 0xbc00};
+    std::vector<std::uint16_t> h(count, 0);
+    for (std::uint64_t b = 0; b < count / 256; ++b)
+        if (rng() % 10 < 6)
+            for (std::uint64_t i = 0; i < 256; ++i)
+                h[b * 256 + i] = halves[rng() % 5];
+    std::vector<std::byte> input(count * 2);
+    std::memcpy(input.data(), h.data(), input.size());
+    std::vector<std::vector<std::byte>> results;
+    for (bool shared : {false, true}) {
+        Buffer send(input.size(), shared), recv(input.size(), shared);
+        std::memcpy(send.data(), input.data(), input.size());
+        MPIX_Sparse_request request = MPIX_SPARSE_REQUEST_NULL;
+        ASSERT_EQ(MPIX_Sparse_allreduce_init(send.data(), recv.data(), static_cast<MPI_Count>(count), MPIX_FLOAT16,
+                                             MPI_SUM, comm.get(), MPI_INFO_NULL, &request),
+                  MPI_SUCCESS);
+        for (int start = 0; start < 2; ++start) {
+            std::memset(recv.data(), 0x5c, input.size());
+            ASSERT_EQ(MPIX_Sparse_start(&request), MPI_SUCCESS);
+            ASSERT_EQ(MPIX_Sparse_wait(&request), MPI_SUCCESS);
+        }
+        EXPECT_EQ(MPIX_Sparse_request_free(&request), MPI_SUCCESS);
+        results.push_back(recv.copy(input.size()));
+    }
+    EXPECT_EQ(first_difference(results[1], results[0], 2), -1) << "MPIX_FLOAT16, persistent, shared vs heap";
 }
 
 // Allocating and freeing in a loop, a call on each allocation: the same descriptor numbers come back

@@ -68,20 +68,21 @@ TEST(ContributionSource, ScatteredBlocksArePacked) {
 }
 
 // Read in place by the aggregator, a run with gaps goes dense and whole (its zero blocks reduce as
-// zeros) while it is at most three times its data; sparser runs stay packed, and without in-place
-// reading a run with gaps never goes without its presence bitmap.
+// zeros) while it is at most three times its data; sparser runs stay packed, and so do runs too
+// small to go by reference. Without in-place reading a run with gaps never goes without its
+// presence bitmap.
 TEST(ContributionSource, RunsWithGapsGoWholeWhenReadInPlace) {
-    const BlockLayout layout{64 * 4, 4, 4};
-    auto plan_of = [&](std::uint64_t stride, bool in_place) {
+    const BlockLayout layout{64 * 256, 256, 4};  // 64 blocks of 1 KiB
+    auto plan_of = [&](std::uint64_t stride, bool in_place, std::uint64_t limit = 64) {
         std::vector<std::uint32_t> data(layout.count, 0);
         for (std::uint64_t k = 0; k < 64; k += stride)
-            data[k * 4] = 1;
+            data[k * 256] = 1;
         BlockBitmap bitmap;
         bitmap.reset(64);
         scan_blocks(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
         BitmapSource source(reinterpret_cast<const std::byte *>(data.data()), layout, bitmap);
         std::vector<std::uint32_t> index(64);
-        return source.plan(0, 64, 64, index.data(), in_place);
+        return source.plan(0, limit, 64, index.data(), in_place);
     };
     for (std::uint64_t stride : {2, 3}) {
         const MessagePlan p = plan_of(stride, true);
@@ -93,6 +94,8 @@ TEST(ContributionSource, RunsWithGapsGoWholeWhenReadInPlace) {
     }
     const MessagePlan sparse = plan_of(4, true);
     EXPECT_FALSE(sparse.dense);
+    const MessagePlan small = plan_of(2, true, 7);  // blocks 0, 2, 4, 6: a 7 KiB run
+    EXPECT_TRUE(!small.dense || small.presence) << "below the by-reference size";
 }
 
 TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {

@@ -30,7 +30,6 @@ enum Storage : std::uint8_t { kNoPayload = 0, kUcxData = 1, kHeapCopy = 2, kRend
 // Payloads at least this large are copied into the segment to travel by reference; smaller ones
 // go as UCX eager messages (a copy into its shared FIFO and one out). Payloads already in the
 // segment always go by reference.
-constexpr std::size_t kByReferenceBytes = 8192;
 
 void on_send_done(void *request, ucs_status_t status, void *user_data) {
     auto *done = static_cast<Completion *>(user_data);
@@ -325,7 +324,7 @@ UcxLinks::~UcxLinks() {
 ReferenceMessage *UcxLinks::by_reference(const WireHeader &header, const void *payload, std::size_t bytes,
                                          Completion &done) {
     const bool in_segment = segment_->contains(payload, bytes);
-    if (!in_segment && bytes < kByReferenceBytes) return nullptr;
+    if (!in_segment && bytes < kMinByReferenceBytes) return nullptr;
     std::optional<SegmentRef> ref;
     if (in_segment)
         ref = segment_->ref(payload, bytes);
@@ -384,7 +383,7 @@ std::byte *UcxLinks::shared_buffer(const int *peers, std::size_t n, std::size_t 
 }
 
 bool UcxLinks::shares_in_place(const int *peers, std::size_t n, const void *payload, std::size_t bytes) {
-    return bytes >= kByReferenceBytes && shares_with_all(peers, n) &&
+    return bytes >= kMinByReferenceBytes && shares_with_all(peers, n) &&
            SharedAllocations::get().find(payload, bytes).has_value();
 }
 

@@ -109,6 +109,7 @@ class UcxLinks final : public Transport {
     }
     void recycle_shared() override {
         if (segment_) segment_->recycle();
+        worker_.peer_segments().release_stale(context_);
     }
     void fetch(InboundMessage &message, void *dest, Completion &done) override { worker_.fetch(message, dest, done); }
     void release(InboundMessage &message) override { worker_.release(message); }
