@@ -20,13 +20,19 @@ inline void copy_block(std::byte *dst, const std::byte *src, std::size_t bytes) 
     }
 }
 
+// Bytes from dst to the next 64-byte line boundary.
+inline std::size_t line_head(const std::byte *dst) {
+    return (64 - (reinterpret_cast<std::uintptr_t>(dst) & 63)) & 63;
+}
+
 }  // namespace
 
 void fill_zero(std::byte *dst, std::size_t n, bool streaming) {
 #if defined(__SSE2__)
     if (streaming && n >= 256) {
-        // Align to 16 bytes with ordinary stores, stream the middle, finish the tail.
-        const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
+        // Ordinary stores up to a line boundary, streaming stores for whole lines, ordinary ones for
+        // the tail: a line only partly written by streaming stores goes to memory as a partial write.
+        const std::size_t head = line_head(dst);
         std::memset(dst, 0, head);
         dst += head;
         n -= head;
@@ -50,7 +56,7 @@ void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool stream
     if (n == 0) return;  // src may be null then (an empty vector's data())
 #if defined(__SSE2__)
     if (streaming && n >= 256) {
-        const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
+        const std::size_t head = line_head(dst);  // whole lines only, as in fill_zero
         std::memcpy(dst, src, head);
         dst += head;
         src += head;

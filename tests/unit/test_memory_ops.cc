@@ -66,7 +66,8 @@ TEST(MemoryOps, WriteCoveredCutsThePartialFinalBlock) {
 
 TEST(MemoryOps, CopyBytesStreamingMatchesMemcpy) {
     for (std::size_t n : {std::size_t{0}, std::size_t{100}, std::size_t{256}, std::size_t{4099}, std::size_t{1} << 20})
-        for (std::size_t misalign : {std::size_t{0}, std::size_t{1}, std::size_t{12}}) {
+        for (std::size_t misalign :
+             {std::size_t{0}, std::size_t{1}, std::size_t{12}, std::size_t{16}, std::size_t{48}}) {
             std::vector<std::byte> src(n), dst(n + misalign + 16, std::byte{0xAB});
             for (std::size_t i = 0; i < n; ++i)
                 src[i] = static_cast<std::byte>(i * 7 + 3);
@@ -77,6 +78,24 @@ TEST(MemoryOps, CopyBytesStreamingMatchesMemcpy) {
                     << "n=" << n << " misalign=" << misalign;
             }
             EXPECT_EQ(dst[n + misalign], std::byte{0xAB}) << "wrote past the end, n=" << n;
+        }
+}
+
+// Streaming zeros: exactly [dst, dst + n), whatever dst's place in a line (streaming stores cover
+// whole lines only; the partial lines at either end go with ordinary stores).
+TEST(MemoryOps, FillZeroStreamingWritesExactlyItsRange) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{255}, std::size_t{256}, std::size_t{4099}, std::size_t{1} << 20})
+        for (std::size_t misalign :
+             {std::size_t{0}, std::size_t{1}, std::size_t{16}, std::size_t{48}, std::size_t{63}}) {
+            std::vector<std::byte> dst(n + misalign + 128, std::byte{0xAB});
+            std::byte *at = dst.data() + misalign;
+            fill_zero(at, n, true);
+            store_fence();
+            for (std::size_t i = 0; i < dst.size(); ++i) {
+                const bool inside = dst.data() + i >= at && dst.data() + i < at + n;
+                ASSERT_EQ(dst[i], inside ? std::byte{0} : std::byte{0xAB})
+                    << "n=" << n << " misalign=" << misalign << " byte " << i;
+            }
         }
 }
 
