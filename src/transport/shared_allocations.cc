@@ -19,20 +19,15 @@ void *SharedAllocations::allocate(std::size_t bytes) {
     if (!a.segment) {
         constexpr std::size_t kAlign = 64;
         const std::size_t rounded = (std::max(bytes, std::size_t{1}) + kAlign - 1) / kAlign * kAlign;
-        a.plain = std::aligned_alloc(kAlign, rounded);
-        if (a.plain == nullptr) return nullptr;
-        std::memset(a.plain, 0, rounded);
+        a.plain.reset(std::aligned_alloc(kAlign, rounded));
+        if (!a.plain) return nullptr;
+        std::memset(a.plain.get(), 0, rounded);
     }
     void *base = a.base();
+    const bool shared = a.segment != nullptr;
     std::lock_guard<std::mutex> guard(lock_);
-    if (a.segment) segments_.fetch_add(1, std::memory_order_relaxed);
-    try {
-        allocations_.push_back(std::move(a));
-    } catch (...) {
-        if (a.segment) segments_.fetch_sub(1, std::memory_order_relaxed);
-        std::free(a.plain);
-        throw;
-    }
+    allocations_.push_back(std::move(a));  // if it throws, `a` still owns (and frees) the memory
+    if (shared) segments_.fetch_add(1, std::memory_order_relaxed);
     return base;
 }
 
@@ -49,8 +44,7 @@ bool SharedAllocations::release(void *base) {
     }
     // Peers may map the segment until they learn it is gone: its pages go back now, not then.
     if (gone.segment) gone.segment->release_pages();
-    std::free(gone.plain);  // a segment unmaps and closes with `gone`
-    return true;
+    return true;  // `gone` unmaps and closes its segment, or frees its memory
 }
 
 std::optional<SegmentRef> SharedAllocations::find(const void *p, std::size_t bytes) const {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,10 +36,13 @@ class SharedAllocations {
     std::optional<SegmentRef> find(const void *p, std::size_t bytes) const;
 
   private:
+    struct FreePlain {
+        void operator()(void *p) const { std::free(p); }
+    };
     struct Allocation {
         std::unique_ptr<SharedSegment> segment;  // null: ordinary memory (`plain`)
-        void *plain = nullptr;
-        void *base() const { return segment ? static_cast<void *>(segment->base()) : plain; }
+        std::unique_ptr<void, FreePlain> plain;
+        void *base() const { return segment ? static_cast<void *>(segment->base()) : plain.get(); }
     };
     SharedAllocations() = default;
 
