@@ -5,6 +5,7 @@
     grad = np.zeros(1 << 20, dtype=np.float32); grad[4096:4352] = 1.0
     total = mpix_sparse.allreduce(grad)              # MPI_Allreduce's result; zero blocks not sent
     print(mpix_sparse.stats(MPI.COMM_WORLD).bytes_sent)
+    grad = mpix_sparse.zeros(1 << 20)                # memory the ranks of a machine read in place
 
 Errors of the C library raise mpi4py's MPI.Exception (compare Get_error_class() with
 mpix_sparse.error_class("ARG"), ...); bad Python arguments raise TypeError/ValueError before any call.
@@ -16,6 +17,7 @@ from ._allreduce import Request, allreduce, iallreduce
 from ._comm import (ALGORITHM_AGGREGATOR, ALGORITHM_ALLGATHER, ALGORITHM_DENSE, Stats, comm_create, comm_free,
                     error_class, profile, reset_stats, stats)
 from ._elements import allreduce_elements, allreduce_elements_dense
+from ._memory import empty, zeros
 from ._lib import path as library_path
 
 __version__ = "0.2.0"
@@ -27,5 +29,5 @@ def get_version():
 
 
 __all__ = ["allreduce", "iallreduce", "Request", "allreduce_elements", "allreduce_elements_dense", "comm_create",
-           "comm_free", "stats", "reset_stats", "profile", "Stats", "error_class", "get_version", "library_path",
+           "comm_free", "empty", "zeros", "stats", "reset_stats", "profile", "Stats", "error_class", "get_version", "library_path",
            "ALGORITHM_DENSE", "ALGORITHM_AGGREGATOR", "ALGORITHM_ALLGATHER"]

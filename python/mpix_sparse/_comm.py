@@ -50,6 +50,7 @@ class Stats:
     bytes_received: int
     dense_fallbacks: int  # calls served by the dense path (MPI_Allreduce)
     last_algorithm: int  # ALGORITHM_* of the last call
+    bytes_in_place: int = 0  # payload bytes peers read where they were (arrays from mpix_sparse.empty)
 
     @property
     def last_algorithm_name(self):
@@ -59,8 +60,10 @@ class Stats:
 def stats(comm=MPI.COMM_WORLD):
     """This rank's counters on comm (local, not collective)."""
     s = _lib.Stats()
+    in_place = _lib.Count()
     _lib.check(_lib.lib.MPIX_Sparse_stats_get(_lib.comm_handle(comm), ctypes.byref(s)))
-    return Stats(s.calls, s.bytes_sent, s.bytes_received, s.dense_fallbacks, s.last_algorithm)
+    _lib.check(_lib.lib.MPIX_Sparse_stats_in_place(_lib.comm_handle(comm), ctypes.byref(in_place)))
+    return Stats(s.calls, s.bytes_sent, s.bytes_received, s.dense_fallbacks, s.last_algorithm, in_place.value)
 
 
 def reset_stats(comm=MPI.COMM_WORLD):

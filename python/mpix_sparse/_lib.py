@@ -112,6 +112,9 @@ _PROTOTYPES = {
     "MPIX_Sparse_vector_free": [ctypes.POINTER(Vector)],
     "MPIX_Sparse_error_class": [_int],
     "MPIX_Sparse_float16": [],
+    "MPIX_Sparse_alloc_mem": [ctypes.c_ssize_t, Info, _p],  # MPI_Aint size; void *baseptr (a void **)
+    "MPIX_Sparse_free_mem": [_p],
+    "MPIX_Sparse_stats_in_place": [Comm, ctypes.POINTER(Count)],
 }
 
 lib, path = _load()

@@ -7,6 +7,7 @@ every rank exit 1. Collective calls come before the asserts of a check, so a fai
 leave the others waiting.
 """
 
+import gc
 import sys
 import traceback
 
@@ -227,6 +228,35 @@ def check_dedicated_aggregator():
         assert bitwise_equal(total, expected)
 
 
+def check_shared_arrays():
+    # Arrays from MPIX_Sparse_alloc_mem: ordinary NumPy arrays whose payloads the ranks of this machine
+    # read in place (all ranks of these tests share one), with MPI_Allreduce's result bit for bit.
+    send = mpix_sparse.empty((1024, 1024), np.float32)
+    assert send.shape == (1024, 1024) and send.dtype == np.float32 and send.flags.c_contiguous
+    assert send.flags.writeable
+    send[...] = block_sparse(np.float32, send.size, 0.5, 80).reshape(send.shape)
+    recv = mpix_sparse.zeros(send.shape)
+    assert not recv.any()
+    reference = np.empty_like(send)
+    comm.Allreduce(send, reference, op=MPI.SUM)
+    forced = mpix_sparse.comm_create(comm, {"mpix_sparse_algorithm": "aggregator"})
+    assert mpix_sparse.allreduce(send, recv, comm=forced) is recv and bitwise_equal(recv, reference)
+    s = mpix_sparse.stats(forced)
+    mpix_sparse.comm_free(forced)
+    assert s.last_algorithm == mpix_sparse.ALGORITHM_AGGREGATOR and (size == 1 or s.bytes_in_place > 0), s
+    assert mpix_sparse.stats(comm).bytes_in_place == 0  # heap buffers on comm so far
+    # A view keeps the memory alive after the array it came from is gone; the last one frees it.
+    view = recv[512:]
+    del recv
+    gc.collect()
+    assert bitwise_equal(view, reference[512:])
+    del view, send
+    for n in (0, 1, 1000, 1 << 20):  # small ones are ordinary memory, large ones shared
+        a = mpix_sparse.zeros(n, np.float64)
+        assert a.size == n and not a.any()
+    expect(ValueError, mpix_sparse.empty, (-1, 4))
+
+
 def expect(exception, function, *args, **kwargs):
     try:
         function(*args, **kwargs)
@@ -287,7 +317,7 @@ def check_version():
 
 
 CHECKS = [check_version, check_matches_mpi_allreduce, check_shapes_and_buffers, check_iallreduce, check_elements,
-          check_stats_prove_fewer_bytes, check_profile, check_float16, check_comm_create_with_info, check_dedicated_aggregator,
+          check_stats_prove_fewer_bytes, check_shared_arrays, check_profile, check_float16, check_comm_create_with_info, check_dedicated_aggregator,
           check_bad_input_is_rejected_before_the_call,
           check_library_errors_raise_mpi_exception]
 
