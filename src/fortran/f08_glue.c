@@ -149,3 +149,15 @@ F08_GLUE int mpix_sparse_f08_stats_get(MPI_Fint comm, struct f08_stats *out) {
 F08_GLUE int mpix_sparse_f08_stats_reset(MPI_Fint comm) {
     return MPIX_Sparse_stats_reset(MPI_Comm_f2c(comm));
 }
+
+F08_GLUE int mpix_sparse_f08_stats_in_place(MPI_Fint comm, int64_t *bytes) {
+    MPI_Count count = 0;
+    const int rc = MPIX_Sparse_stats_in_place(MPI_Comm_f2c(comm), &count);
+    *bytes = count;
+    return rc;
+}
+
+F08_GLUE int mpix_sparse_f08_alloc_mem(MPI_Aint size, MPI_Fint info, void **baseptr) {
+    *baseptr = NULL;
+    return MPIX_Sparse_alloc_mem(size, MPI_Info_f2c(info), baseptr);
+}

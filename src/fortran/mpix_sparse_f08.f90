@@ -8,19 +8,22 @@
 ! Every procedure calls a bind(C) function of f08_glue.c with the handles' MPI_VAL (MPI_Fint) and
 ! the buffers' descriptors; the glue converts them and calls the C API.
 module mpix_sparse_f08
-    use, intrinsic :: iso_c_binding, only: c_int, c_int64_t
-    use mpi_f08, only: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Info, MPI_COUNT_KIND, MPI_IN_PLACE
+    use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_intptr_t, c_ptr
+    use mpi_f08, only: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Info, MPI_COUNT_KIND, MPI_ADDRESS_KIND, MPI_IN_PLACE
     implicit none
     private
 
     public :: MPIX_Sparse_allreduce, MPIX_Sparse_allreduce_elements
     public :: MPIX_Sparse_comm_create, MPIX_Sparse_comm_free
-    public :: MPIX_Sparse_stats, MPIX_Sparse_stats_get, MPIX_Sparse_stats_reset
+    public :: MPIX_Sparse_stats, MPIX_Sparse_stats_get, MPIX_Sparse_stats_reset, MPIX_Sparse_stats_in_place
+    public :: MPIX_Sparse_alloc_mem, MPIX_Sparse_free_mem
     public :: MPIX_Sparse_get_version, MPIX_Sparse_error_class
 
     ! The kind of counts crossing to C: MPI_COUNT_KIND, spelt c_int64_t (gfortran takes only
     ! iso_c_binding's kinds for interoperable); an invalid kind, which fails to compile, if they differ.
     integer, parameter :: c_count_kind = merge(c_int64_t, -1, MPI_COUNT_KIND == c_int64_t)
+    ! Likewise MPI_ADDRESS_KIND (MPI_Aint) as c_intptr_t.
+    integer, parameter :: c_aint_kind = merge(c_intptr_t, -1, MPI_ADDRESS_KIND == c_intptr_t)
 
     ! Counters of this rank on a communicator, as in C's MPIX_Sparse_stats.
     type, bind(C) :: MPIX_Sparse_stats
@@ -109,6 +112,24 @@ module mpix_sparse_f08
             import :: c_int
             integer(c_int), value :: comm
         end function glue_stats_reset
+
+        integer(c_int) function glue_stats_in_place(comm, bytes) bind(C, name="mpix_sparse_f08_stats_in_place")
+            import :: c_int, c_count_kind
+            integer(c_int), value :: comm
+            integer(c_count_kind), intent(out) :: bytes
+        end function glue_stats_in_place
+
+        integer(c_int) function glue_alloc_mem(size, info, baseptr) bind(C, name="mpix_sparse_f08_alloc_mem")
+            import :: c_int, c_aint_kind, c_ptr
+            integer(c_aint_kind), value :: size
+            integer(c_int), value :: info
+            type(c_ptr), intent(out) :: baseptr
+        end function glue_alloc_mem
+
+        integer(c_int) function c_free_mem(base) bind(C, name="MPIX_Sparse_free_mem")
+            import :: c_int, c_ptr
+            type(c_ptr), value :: base
+        end function c_free_mem
 
         integer(c_int) function c_get_version(major, minor, patch) bind(C, name="MPIX_Sparse_get_version")
             import :: c_int
@@ -220,6 +241,40 @@ contains
         rc = glue_stats_reset(comm%MPI_VAL)
         if (present(ierror)) ierror = rc
     end subroutine MPIX_Sparse_stats_reset
+
+    ! Payload bytes this rank's peers read in place from memory of MPIX_Sparse_alloc_mem (local).
+    subroutine MPIX_Sparse_stats_in_place(comm, bytes, ierror)
+        type(MPI_Comm), intent(in) :: comm
+        integer(MPI_COUNT_KIND), intent(out) :: bytes
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+
+        rc = glue_stats_in_place(comm%MPI_VAL, bytes)
+        if (present(ierror)) ierror = rc
+    end subroutine MPIX_Sparse_stats_in_place
+
+    ! Memory the ranks of a machine read in place, as MPI_Alloc_mem's mpi_f08 binding gives it: map it
+    ! with c_f_pointer, pass it as any buffer, free it with MPIX_Sparse_free_mem (local, not collective).
+    subroutine MPIX_Sparse_alloc_mem(size, info, baseptr, ierror)
+        integer(MPI_ADDRESS_KIND), intent(in) :: size
+        type(MPI_Info), intent(in) :: info
+        type(c_ptr), intent(out) :: baseptr
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+
+        rc = glue_alloc_mem(size, info%MPI_VAL, baseptr)
+        if (present(ierror)) ierror = rc
+    end subroutine MPIX_Sparse_alloc_mem
+
+    ! C_NULL_PTR is a no-op; a pointer not from MPIX_Sparse_alloc_mem is an error (left untouched).
+    subroutine MPIX_Sparse_free_mem(base, ierror)
+        type(c_ptr), intent(in) :: base
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+
+        rc = c_free_mem(base)
+        if (present(ierror)) ierror = rc
+    end subroutine MPIX_Sparse_free_mem
 
     ! The version of the library loaded. Callable before MPI_Init and after MPI_Finalize.
     subroutine MPIX_Sparse_get_version(major, minor, patch, ierror)

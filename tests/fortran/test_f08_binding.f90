@@ -8,6 +8,7 @@
 ! Exits non-zero on any mismatch.
 program test_f08_binding
     use, intrinsic :: iso_fortran_env, only: int64, real32, real64, error_unit
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer, c_associated, c_null_ptr
     use mpi_f08
     use mpix_sparse_f08
     implicit none
@@ -33,6 +34,7 @@ program test_f08_binding
     call check_elements_real64(17)
     call check_elements_integer_large_count(18)
     call check_configured_comm(19)
+    call check_alloc_mem()
     call check_errors()
     call check_version()
 
@@ -310,6 +312,47 @@ contains
         call MPIX_Sparse_comm_free(comm, ierror)
         call expect(ierror == MPI_SUCCESS .and. comm == MPI_COMM_NULL, 'comm_free: MPI_COMM_NULL')
     end subroutine check_configured_comm
+
+    ! Arrays in memory from MPIX_Sparse_alloc_mem (mapped with c_f_pointer), which the ranks of a
+    ! machine read in place: the result equals MPI_Allreduce's, and payloads went by reference.
+    subroutine check_alloc_mem()
+        integer, parameter :: n = 1048576
+        integer(MPI_ADDRESS_KIND), parameter :: bytes = int(n, MPI_ADDRESS_KIND) * 8
+        type(c_ptr) :: send_mem, recv_mem
+        real(real64), pointer :: send(:), recv(:)
+        real(real64), allocatable :: expected(:)
+        type(MPI_Info) :: info
+        type(MPI_Comm) :: comm
+        integer(MPI_COUNT_KIND) :: in_place
+        integer :: ierror, i
+
+        call MPIX_Sparse_alloc_mem(bytes, MPI_INFO_NULL, send_mem, ierror)
+        call expect(ierror == MPI_SUCCESS .and. c_associated(send_mem), 'alloc_mem: send buffer')
+        call MPIX_Sparse_alloc_mem(bytes, MPI_INFO_NULL, recv_mem, ierror)
+        call expect(ierror == MPI_SUCCESS .and. c_associated(recv_mem), 'alloc_mem: recv buffer')
+        if (.not. (c_associated(send_mem) .and. c_associated(recv_mem))) return
+        call c_f_pointer(send_mem, send, [n])
+        call c_f_pointer(recv_mem, recv, [n])
+        send = [(real(mod(i + rank, 7) + 1, real64), i = 1, n)]  ! dense: whole runs go by reference
+        recv = -7
+        allocate(expected(n))
+        call MPI_Allreduce(send, expected, n, MPI_REAL8, MPI_SUM, MPI_COMM_WORLD)
+        call MPI_Info_create(info)
+        call MPI_Info_set(info, 'mpix_sparse_algorithm', 'aggregator')
+        call MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, comm, ierror)
+        call MPI_Info_free(info)
+        call MPIX_Sparse_allreduce(send, recv, n, MPI_REAL8, MPI_SUM, comm, ierror)
+        call expect(ierror == MPI_SUCCESS .and. same_real64(recv, expected), 'alloc_mem: equals MPI_Allreduce')
+        call MPIX_Sparse_stats_in_place(comm, in_place, ierror)
+        call expect(ierror == MPI_SUCCESS .and. (nranks == 1 .or. in_place > 0), 'alloc_mem: payloads read in place')
+        call MPIX_Sparse_comm_free(comm)
+        call MPIX_Sparse_free_mem(send_mem, ierror)
+        call expect(ierror == MPI_SUCCESS, 'free_mem: send buffer')
+        call MPIX_Sparse_free_mem(recv_mem, ierror)
+        call expect(ierror == MPI_SUCCESS, 'free_mem: recv buffer')
+        call MPIX_Sparse_free_mem(c_null_ptr, ierror)
+        call expect(ierror == MPI_SUCCESS, 'free_mem: C_NULL_PTR is a no-op')
+    end subroutine check_alloc_mem
 
     ! On a communicator with MPI_ERRORS_RETURN, errors come back in ierror with the library's
     ! classes (and are dropped without harm when ierror is absent).
