@@ -109,6 +109,9 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
          "buffers from MPIX_Sparse_alloc_mem, which the ranks of a machine read in place (block variant, host); "
          "the floor copies between such buffers too")
         ("validate", po::bool_switch(&opts.validate), "check every result bitwise against MPI_Allreduce")
+        ("no-mpi", po::bool_switch(&opts.no_mpi),
+         "neither time nor run MPI_Allreduce (block variant, host; not with --validate): for links so slow that "
+         "its calls would take minutes; the Union column then counts the library's first result")
         ("profile", po::bool_switch(&opts.profile),
          "time the library's phases (mpix_sparse_profile=on): us per timed call, mean over ranks")
         ("forced", po::bool_switch(&opts.forced),
@@ -146,6 +149,8 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
         if (opts.cuda && opts.variant != Variant::Block) throw std::invalid_argument("-d cuda: block variant only");
         if (opts.alloc_mem && (opts.cuda || opts.variant != Variant::Block))
             throw std::invalid_argument("--alloc-mem: block variant with host buffers only");
+        if (opts.no_mpi && (opts.cuda || opts.variant != Variant::Block || opts.validate))
+            throw std::invalid_argument("--no-mpi: block variant with host buffers, without --validate");
         if (opts.forced && (opts.cuda || opts.variant != Variant::Block))
             throw std::invalid_argument("--forced: block variant with host buffers only");
         // The baseline's 16-bit sum is a host function: MPI could not call it on device memory.

@@ -29,6 +29,7 @@ struct BenchOptions {
     bool cuda = false;       // -d cuda: device buffers (block variant)
     bool alloc_mem = false;  // --alloc-mem: buffers from MPIX_Sparse_alloc_mem (block variant, host)
     bool validate = false;
+    bool no_mpi = false;   // --no-mpi: MPI_Allreduce neither timed nor run (block variant, host)
     bool profile = false;  // --profile: mpix_sparse_profile=on, phase columns
     bool forced = false;   // --forced: also each algorithm forced, interleaved (block variant, host)
     std::string json_path;

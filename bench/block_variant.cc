@@ -51,8 +51,14 @@ class BlockVariant final : public RowBenchmark {
         const std::vector<std::int64_t> blocks = choose_nonzero_units(pattern_spec(ctx_), nblocks, density, &zipf);
         fill_block_input(o.type, send, count, block, blocks, value_seed(ctx_, bytes, density));
 
-        // The reference result; a block of it is non-zero exactly where some rank's block is.
-        check_mpi(MPI_Allreduce(send, dense_out, icount, dt, baseline_sum_op(o.type), ctx_.base_comm), "MPI_Allreduce");
+        // The reference result; a block of it is non-zero exactly where some rank's block is. Without
+        // MPI (--no-mpi, never validated), the library's first result stands in for the union count.
+        if (o.no_mpi)
+            check_mpi(MPIX_Sparse_allreduce(send, dense_out, count, dt, MPI_SUM, ctx_.lib_comm),
+                      "MPIX_Sparse_allreduce");
+        else
+            check_mpi(MPI_Allreduce(send, dense_out, icount, dt, baseline_sum_op(o.type), ctx_.base_comm),
+                      "MPI_Allreduce");
         const std::int64_t union_blocks =
             count_nonzero_chunks(dense_out, data_bytes, static_cast<std::size_t>(block) * esize);
 
@@ -79,6 +85,8 @@ class BlockVariant final : public RowBenchmark {
              }},
             {"floor", [&] { std::memcpy(floor_out, send, data_bytes); }},
         };
+        if (o.no_mpi) methods.erase(methods.begin());
+        const std::size_t sparse_at = o.no_mpi ? 0 : 1, forced_at = methods.size();  // entries in `timed`
         // --forced: the same call with each algorithm forced, into one more buffer (validated below).
         unsigned char *forced_out = forced_out_.data();
         for (std::size_t i = 0; o.forced && i < kForcedAlgorithms.size(); ++i)
@@ -101,15 +109,15 @@ class BlockVariant final : public RowBenchmark {
         Record r;
         add_shape_fields(r, ctx_, bytes, count, density, "block", nblocks, static_cast<std::int64_t>(blocks.size()),
                          union_blocks, zipf);
-        add_block_row_fields(r, timed, stats, data_bytes, o.validate, ok);
+        add_block_row_fields(r, timed, stats, data_bytes, o.validate, ok, !o.no_mpi);
         if (o.forced) {
             std::size_t best = 0;
             for (std::size_t i = 0; i < kForcedAlgorithms.size(); ++i) {
-                add_latency_fields(r, std::string("forced_") + kForcedAlgorithms[i], timed.latency[3 + i]);
-                if (timed.latency[3 + i].avg_us < timed.latency[3 + best].avg_us) best = i;
+                add_latency_fields(r, std::string("forced_") + kForcedAlgorithms[i], timed.latency[forced_at + i]);
+                if (timed.latency[forced_at + i].avg_us < timed.latency[forced_at + best].avg_us) best = i;
             }
             r.set_text("best_forced", kForcedAlgorithms[best]);
-            r.set_real("auto_over_best", timed.latency[1].avg_us / timed.latency[3 + best].avg_us);
+            r.set_real("auto_over_best", timed.latency[sparse_at].avg_us / timed.latency[forced_at + best].avg_us);
         }
         return r;
     }

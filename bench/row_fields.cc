@@ -144,13 +144,17 @@ std::vector<Column> block_row_columns(const std::string &mpi_label, const std::s
 }
 
 void add_block_row_fields(Record &r, const InterleavedResult &timed, const StatsSummary &stats,
-                          std::size_t buffer_bytes, bool validated, bool ok) {
+                          std::size_t buffer_bytes, bool validated, bool ok, bool mpi_timed) {
     r.set_int("iterations", timed.iterations);
-    add_latency_fields(r, "mpi_allreduce", timed.latency[0]);
-    add_latency_fields(r, "sparse", timed.latency[1]);
-    add_latency_fields(r, "floor", timed.latency[2]);
-    r.set_real("speedup", timed.latency[0].avg_us / timed.latency[1].avg_us);
-    r.set_real("ours_over_floor", timed.latency[1].avg_us / timed.latency[2].avg_us);
+    const std::size_t first = mpi_timed ? 1 : 0;  // the library's entry
+    const LatencySummary &sparse = timed.latency[first], &floor = timed.latency[first + 1];
+    if (mpi_timed) {
+        add_latency_fields(r, "mpi_allreduce", timed.latency[0]);
+        r.set_real("speedup", timed.latency[0].avg_us / sparse.avg_us);
+    }
+    add_latency_fields(r, "sparse", sparse);
+    add_latency_fields(r, "floor", floor);
+    r.set_real("ours_over_floor", sparse.avg_us / floor.avg_us);
     add_stats_fields(r, stats, buffer_bytes);
     add_check_fields(r, validated, ok);
 }

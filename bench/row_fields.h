@@ -44,10 +44,11 @@ std::vector<Column> latency_columns(const std::string &method, const std::string
 // Check: "ok" or "FAIL".
 Column check_column();
 
-// The block variant's row, on host or device buffers: MPI, ours and the floor timed in that order.
+// The block variant's row, on host or device buffers: MPI, ours and the floor timed in that order
+// (without MPI when mpi_timed is false: its columns and the speedup are left out).
 std::vector<Column> block_row_columns(const std::string &mpi_label, const std::string &floor_label);
 void add_block_row_fields(Record &r, const InterleavedResult &timed, const StatsSummary &stats,
-                          std::size_t buffer_bytes, bool validated, bool ok);
+                          std::size_t buffer_bytes, bool validated, bool ok, bool mpi_timed = true);
 
 // Number of chunks of chunk_bytes (the last one possibly shorter) holding a non-zero byte.
 std::int64_t count_nonzero_chunks(const void *buf, std::size_t bytes, std::size_t chunk_bytes);

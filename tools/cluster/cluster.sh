@@ -16,6 +16,7 @@ NODES=${MPIXC_NODES:-4}
 PPN=${MPIXC_PPN:-1}
 RATE=${MPIXC_RATE:-1gbit}
 DELAY=${MPIXC_DELAY:-0}
+QUEUE=${MPIXC_QUEUE:-100ms}
 PREFIX=${MPIXC_PREFIX:-mpixc}
 SUBNET=${MPIXC_SUBNET:-10.213.0.0/24}
 STATE_ROOT=${MPIXC_STATE_ROOT:-/run/mpixc-cluster}
@@ -36,6 +37,8 @@ options (environment variable in parentheses):
   --rate R        tc tbf rate per link and direction, e.g. 1gbit, 200mbit; 0 = unshaped; default 1gbit
                                                                             (MPIXC_RATE)
   --delay D       netem one-way delay per link end, e.g. 1ms; 0 = none; default 0   (MPIXC_DELAY)
+  --queue T       longest a packet waits in a shaped link's queue before it is dropped (tbf latency),
+                  e.g. 100ms, 5s; a long queue emulates a lossless fabric; default 100ms  (MPIXC_QUEUE)
   --prefix P      name prefix: namespaces P0..P(N-1), bridge Pbr; default mpixc    (MPIXC_PREFIX)
   --subnet S      private /24 for the nodes, x.y.z.0/24; default 10.213.0.0/24     (MPIXC_SUBNET)
   -v, --verbose   print the mpirun command line
@@ -69,6 +72,7 @@ validate() {
         die "--subnet must look like x.y.z.0/24"
     [[ $RATE =~ ^(0|[0-9]+(bit|kbit|mbit|gbit))$ ]] || die "--rate must be 0 or <int>{bit,kbit,mbit,gbit}"
     [[ $DELAY =~ ^(0|[0-9]+(\.[0-9]+)?(us|ms|s))$ ]] || die "--delay must be 0 or <num>{us,ms,s}"
+    [[ $QUEUE =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || die "--queue must be <num>{us,ms,s}"
 }
 
 # Rate in bit/s, for sizing the tbf bucket.
@@ -160,7 +164,7 @@ shape() {
     if [[ $RATE != 0 ]]; then
         # shellcheck disable=SC2086  # parent is "root" or "parent 1:1"
         tc "${nsargs[@]}" qdisc add dev "$dev" $parent handle 10: tbf rate "$RATE" burst "$burst" \
-            latency 100ms
+            latency "$QUEUE"
     fi
 }
 
@@ -310,11 +314,34 @@ watchdog() {
     cluster_down
 }
 
+# One line on what the shaped links did during the run: packets the shapers sent and dropped (both
+# directions of every link), and TCP segments the nodes retransmitted. Drops cost TCP a retransmit,
+# or a 200 ms timeout when they end a burst: times that grow with them are the emulation's loss.
+link_report() {
+    local ns sent=0 dropped=0 retrans=0 s d r
+    for ns in $(existing_namespaces); do
+        read -r s d < <(tc -n "$ns" -s qdisc show dev "$NODE_IF" 2>/dev/null |
+            awk '/^qdisc tbf/ {t = 1} t && /Sent/ {gsub(/,/, ""); print $4, $7; exit}')
+        sent=$((sent + ${s:-0})) dropped=$((dropped + ${d:-0}))
+        # shellcheck disable=SC2016  # awk's own $i and $c
+        r=$(ip netns exec "$ns" awk '/^Tcp:/ && !h {for (i = 1; i <= NF; i++) if ($i == "RetransSegs") c = i; h = 1; next}
+            /^Tcp:/ {print $c}' /proc/net/snmp 2>/dev/null)
+        retrans=$((retrans + ${r:-0}))
+    done
+    for s in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^${PREFIX}h[0-9]+\$" || true); do
+        read -r r d < <(tc -s qdisc show dev "$s" 2>/dev/null |
+            awk '/^qdisc tbf/ {t = 1} t && /Sent/ {gsub(/,/, ""); print $4, $7; exit}')
+        sent=$((sent + ${r:-0})) dropped=$((dropped + ${d:-0}))
+    done
+    [[ $RATE == 0 ]] || log "links: $sent packets sent, $dropped dropped by the shapers (queue $QUEUE); TCP retransmitted $retrans segments"
+}
+
 finish() {
     local rc=$?
     trap - EXIT INT TERM HUP
     if [[ -n $WATCHDOG_PID ]]; then kill -KILL "$WATCHDOG_PID" 2>/dev/null || true; fi
     stop_mpirun
+    link_report || true
     cluster_down || log "teardown incomplete; run: $0 --prefix $PREFIX down"
     exit "$rc"
 }
@@ -334,6 +361,7 @@ main() {
         --ppn) PPN=${2:?}; shift 2 ;;
         --rate) RATE=${2:?}; shift 2 ;;
         --delay) DELAY=${2:?}; shift 2 ;;
+        --queue) QUEUE=${2:?}; shift 2 ;;
         --prefix) PREFIX=${2:?}; shift 2 ;;
         --subnet) SUBNET=${2:?}; shift 2 ;;
         -v | --verbose) VERBOSE=1; shift ;;
@@ -369,7 +397,7 @@ main() {
     flags) mpirun_flags | tr '\n' ' '; echo ;;
     up)
         cluster_up
-        log "up: $NODES nodes x $PPN ranks, rate ${RATE}, delay ${DELAY}; hostfile $(state_dir)/hostfile"
+        log "up: $NODES nodes x $PPN ranks, rate ${RATE}, delay ${DELAY}, queue ${QUEUE}; hostfile $(state_dir)/hostfile"
         echo "mpirun $(mpirun_flags | tr '\n' ' ')<program...>"
         ;;
     run)
