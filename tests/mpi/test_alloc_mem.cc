@@ -272,5 +272,49 @@ TEST(AllocMem, AllocateAndFreeInALoop) {
     }
 }
 
+// Gradient buckets: slices of one allocation (inputs) and of another (outputs), at float offsets that
+// are not 8-byte aligned for some, each reduced by its own non-blocking call, all in flight at once
+// on one communicator and completed in reverse order, twice. Each bucket equals MPI_Allreduce of it.
+TEST(AllocMem, ConcurrentRequestsOnSlicesOfOneAllocation) {
+    const int rank = world_rank(), size = world_size();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}});
+    struct Bucket {
+        std::uint64_t offset, count;  // floats
+        double density;
+    };
+    const Bucket buckets[] = {{0, 300000, 1.0}, {300001, 262144, 0.01}, {562145, 99999, 0.6}, {662144, 400000, 0.3}};
+    const std::uint64_t total = 1062144;
+    Buffer send(total * 4, true), recv(total * 4, true);
+    for (int round = 0; round < 2; ++round) {
+        std::vector<std::vector<std::byte>> expected;
+        std::memset(send.data(), 0, total * 4);
+        std::memset(recv.data(), 0x5c, total * 4);
+        for (std::size_t b = 0; b < std::size(buckets); ++b) {
+            const Bucket &k = buckets[b];
+            const auto seed = static_cast<unsigned>(round * 10 + static_cast<int>(b) + 1);
+            const std::vector<std::byte> input = rank_input(ElementType::F32, k.count, 256, Pattern::Random, k.density,
+                                                            rank, size, seed, seed * 131 + static_cast<unsigned>(rank));
+            std::memcpy(send.data() + k.offset * 4, input.data(), input.size());
+            expected.emplace_back(input.size());
+            MPI_Allreduce(input.data(), expected.back().data(), static_cast<int>(k.count), MPI_FLOAT, MPI_SUM,
+                          MPI_COMM_WORLD);
+        }
+        MPIX_Sparse_request requests[std::size(buckets)];
+        for (std::size_t b = 0; b < std::size(buckets); ++b)
+            ASSERT_EQ(MPIX_Sparse_iallreduce(send.data() + buckets[b].offset * 4, recv.data() + buckets[b].offset * 4,
+                                             static_cast<MPI_Count>(buckets[b].count), MPI_FLOAT, MPI_SUM, comm.get(),
+                                             &requests[b]),
+                      MPI_SUCCESS);
+        for (std::size_t b = std::size(buckets); b-- > 0;)
+            ASSERT_EQ(MPIX_Sparse_wait(&requests[b]), MPI_SUCCESS);
+        for (std::size_t b = 0; b < std::size(buckets); ++b) {
+            const std::byte *got = recv.data() + buckets[b].offset * 4;
+            EXPECT_EQ(first_difference(std::vector<std::byte>(got, got + buckets[b].count * 4), expected[b], 4), -1)
+                << "round " << round << " bucket " << b;
+        }
+        EXPECT_EQ(recv.data()[300000 * 4], std::byte{0x5c}) << "the float between buckets 0 and 1 was written";
+    }
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail::testing
