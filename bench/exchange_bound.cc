@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "median.h"
@@ -32,16 +33,29 @@ int main(int argc, char **argv) {
     int local = 0, local_size = 0;
     MPI_Comm_rank(node, &local);
     MPI_Comm_size(node, &local_size);
-    // Every node's worker (local 0) and aggregator (local 1), by node, as world ranks.
-    std::vector<int> roles(static_cast<std::size_t>(2 * size), -1);
-    const int mine[2] = {local < 2 ? local : -1, rank};
-    MPI_Allgather(mine, 2, MPI_INT, roles.data(), 2, MPI_INT, MPI_COMM_WORLD);
-    std::vector<int> workers, aggregators;
+    // Every node's worker (local 0) and aggregator (local 1), as world ranks, both lists in the order
+    // of the nodes (named by their local rank 0's world rank), whatever the rank mapping.
+    int leader = rank;
+    MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    std::vector<int> roles(static_cast<std::size_t>(3 * size), -1);
+    const int mine[3] = {local < 2 ? local : -1, leader, rank};
+    MPI_Allgather(mine, 3, MPI_INT, roles.data(), 3, MPI_INT, MPI_COMM_WORLD);
+    std::vector<std::pair<int, int>> worker_of, aggregator_of;  // (node leader, world rank)
     for (int r = 0; r < size; ++r) {
-        const int role = roles[static_cast<std::size_t>(2 * r)];
-        if (role == 0) workers.push_back(r);
-        if (role == 1) aggregators.push_back(r);
+        const int *role = &roles[static_cast<std::size_t>(3 * r)];
+        if (role[0] == 0) worker_of.emplace_back(role[1], role[2]);
+        if (role[0] == 1) aggregator_of.emplace_back(role[1], role[2]);
     }
+    std::sort(worker_of.begin(), worker_of.end());
+    std::sort(aggregator_of.begin(), aggregator_of.end());
+    std::vector<int> workers, aggregators;
+    int my_node = -1;
+    for (std::size_t i = 0; i < worker_of.size(); ++i) {
+        workers.push_back(worker_of[i].second);
+        if (worker_of[i].first == leader) my_node = static_cast<int>(i);
+    }
+    for (const auto &a : aggregator_of)
+        aggregators.push_back(a.second);
     const int n = static_cast<int>(workers.size());
     if (total <= 0 || iterations < 1 || local_size != 2 || static_cast<int>(aggregators.size()) != n || n < 2) {
         if (rank == 0)
@@ -50,9 +64,6 @@ int main(int argc, char **argv) {
         return 2;
     }
     const auto piece = static_cast<std::size_t>(total / n);
-    const int my_node =
-        local == 0 ? static_cast<int>(std::find(workers.begin(), workers.end(), rank) - workers.begin())
-                   : static_cast<int>(std::find(aggregators.begin(), aggregators.end(), rank) - aggregators.begin());
     std::vector<char> out(piece * static_cast<std::size_t>(n), 1), in(piece * static_cast<std::size_t>(n), 0);
     std::vector<MPI_Request> requests;
     // Sends `piece` to each peer but the one on this node, or receives from each.
