@@ -39,17 +39,26 @@ def main(paths):
     print(f"\nwithin 10%: {within} of {len(ratios)}; worst {max(ratios):.2f}, median {statistics.median(ratios):.2f}")
     # The choice alone: the forced time of the algorithm auto ran last (its settled choice) over the
     # fastest forced, so the spread between two communicators running the same algorithm drops out.
-    chosen = []
+    chosen, per_cell = [], {}
     for k in keys:
         for r in (run[k] for run in runs if k in run):
             name = r["algorithm_name"]
             if f"forced_{name}_avg_us" in r:
                 best = min(r[f"forced_{a}_avg_us"] for a in ("dense", "aggregator", "allgather"))
                 chosen.append(r[f"forced_{name}_avg_us"] / best)
+                per_cell.setdefault(k, []).append(chosen[-1])
     if chosen:
         print(f"choice within 10% (the forced time of auto's algorithm over the fastest forced): "
               f"{sum(c <= 1.10 for c in chosen)} of {len(chosen)}; worst {max(chosen):.2f}, "
               f"median {statistics.median(chosen):.2f}")
+    if any(len(v) > 1 for v in per_cell.values()):
+        # With repeated runs, each cell's median choice ratio: a cell whose fastest algorithm flips
+        # from run to run is judged on its typical run, not on its worst.
+        med = {k: statistics.median(v) for k, v in per_cell.items()}
+        misses = ", ".join(f"{k[0] // 1048576} MiB {k[1] * 100:g}% {m:.2f}" for k, m in sorted(med.items())
+                           if m > 1.10)
+        print(f"choice within 10%, median per cell over runs: {sum(m <= 1.10 for m in med.values())} of "
+              f"{len(med)}" + (f"; outside: {misses}" if misses else ""))
 
 
 if __name__ == "__main__":
