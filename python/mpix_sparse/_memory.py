@@ -18,6 +18,8 @@ def empty(shape, dtype=np.float32):
     memory is freed (MPIX_Sparse_free_mem) when the array and every view of it are gone. For PyTorch:
     torch.from_numpy(array) shares it."""
     dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise TypeError(f"dtype {dtype} holds Python objects: not in raw memory")
     shape = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
     if any(n < 0 for n in shape):
         raise ValueError(f"shape {shape} has a negative dimension")

@@ -8,6 +8,7 @@ leave the others waiting.
 """
 
 import gc
+import os
 import sys
 import traceback
 
@@ -254,7 +255,18 @@ def check_shared_arrays():
     for n in (0, 1, 1000, 1 << 20):  # small ones are ordinary memory, large ones shared
         a = mpix_sparse.zeros(n, np.float64)
         assert a.size == n and not a.any()
+    del a
+    gc.collect()
+    # Each large allocation holds a descriptor (its memfd) until freed: none is left once the arrays
+    # are gone, so the last view's finalizer did free them.
+    fds = len(os.listdir("/proc/self/fd"))
+    arrays = [mpix_sparse.empty(1 << 18, np.float32) for _ in range(8)]
+    assert len(os.listdir("/proc/self/fd")) >= fds + 8
+    del arrays
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == fds
     expect(ValueError, mpix_sparse.empty, (-1, 4))
+    expect(TypeError, mpix_sparse.empty, 4, object)
 
 
 def expect(exception, function, *args, **kwargs):
