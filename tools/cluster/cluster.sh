@@ -317,11 +317,18 @@ watchdog() {
 # One line on what the shaped links did during the run: packets the shapers sent and dropped (both
 # directions of every link), and TCP segments the nodes retransmitted. Drops cost TCP a retransmit,
 # or a 200 ms timeout when they end a burst: times that grow with them are the emulation's loss.
+# "sent dropped" packets of one device's tbf: tbf_counts DEV [NAMESPACE]
+tbf_counts() {
+    local nsargs=()
+    [[ -n ${2:-} ]] && nsargs=(-n "$2")
+    tc "${nsargs[@]}" -s qdisc show dev "$1" 2>/dev/null |
+        awk '/^qdisc tbf/ {t = 1} t && /Sent/ {gsub(/,/, ""); print $4, $7; exit}'
+}
+
 link_report() {
     local ns sent=0 dropped=0 retrans=0 s d r
     for ns in $(existing_namespaces); do
-        read -r s d < <(tc -n "$ns" -s qdisc show dev "$NODE_IF" 2>/dev/null |
-            awk '/^qdisc tbf/ {t = 1} t && /Sent/ {gsub(/,/, ""); print $4, $7; exit}')
+        read -r s d < <(tbf_counts "$NODE_IF" "$ns")
         sent=$((sent + ${s:-0})) dropped=$((dropped + ${d:-0}))
         # shellcheck disable=SC2016  # awk's own $i and $c
         r=$(ip netns exec "$ns" awk '/^Tcp:/ && !h {for (i = 1; i <= NF; i++) if ($i == "RetransSegs") c = i; h = 1; next}
@@ -329,8 +336,7 @@ link_report() {
         retrans=$((retrans + ${r:-0}))
     done
     for s in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^${PREFIX}h[0-9]+\$" || true); do
-        read -r r d < <(tc -s qdisc show dev "$s" 2>/dev/null |
-            awk '/^qdisc tbf/ {t = 1} t && /Sent/ {gsub(/,/, ""); print $4, $7; exit}')
+        read -r r d < <(tbf_counts "$s")
         sent=$((sent + ${r:-0})) dropped=$((dropped + ${d:-0}))
     done
     [[ $RATE == 0 ]] || log "links: $sent packets sent, $dropped dropped by the shapers (queue $QUEUE); TCP retransmitted $retrans segments"
