@@ -3,13 +3,13 @@
 # 10gbit), 1-64 MiB x 0.1-100%. --forced times the library with each algorithm forced (dense,
 # aggregator, allgather) interleaved call by call with auto's choice, so the ratio Auto/Best is taken
 # within one run; 1-8 MiB rows (10-60 ms a call) get 12 iterations, larger ones 3 (root; tools/cluster).
-# Warm-up: 8 calls per row (WARMUP), enough for auto's tuner (mpix_sparse_tune, on across nodes) to
+# Warm-up: 12 calls per row (WARMUP), enough for auto's tuner (mpix_sparse_tune, on across nodes) to
 # try the algorithms it finds close and settle, so the timed calls show its steady choice;
 # MPIX_SPARSE_TUNE=off shows the cost model's choice alone.
 # Table: bench/scripts/planner_table.py OUT_small.json OUT_large.json
 # Usage: bench/scripts/cluster_planner.sh RATE [OUT_PREFIX]
 set -uo pipefail
-cd "$(dirname "$0")/../../build"
+cd "$(dirname "$0")/../../build" || exit
 rate=${1:-1gbit}
 out=${2:-../docs/results/cluster_planner_$rate}
 # MPIX_SPARSE_* settings in the environment reach every rank (e.g. MPIX_SPARSE_COST_LINK_NS).
@@ -21,5 +21,5 @@ run() { # sizes iterations warmup suffix
     bench/osu_sparse_allreduce -m "$1" --density 0.001,0.01,0.1,0.5,1 -i "$2" -x "$3" --forced --validate \
     --json "${out}_$4.json" 2>&1 | grep -v "UCX endpoint failed"
 }
-run 1048576:8388608 12 "${WARMUP:-8}" small
-run 16777216:67108864 3 "${WARMUP:-8}" large
+run 1048576:8388608 12 "${WARMUP:-12}" small
+run 16777216:67108864 3 "${WARMUP:-12}" large

@@ -4,7 +4,8 @@ osu_sparse_allreduce --forced (bench/scripts/cluster_planner.sh): per size and d
 chose and its time over the fastest forced algorithm's, measured in the same run, call by call
 (<= 1.10 is within the 10% the issue asks for). Usage: planner_table.py RUN.json [RUN.json...]
 (rows of several files are merged; a row in several files: the median of its ratios). A last line
-judges the choice alone: the forced time of the algorithm auto ran last over the fastest forced."""
+judges the choice alone: the forced time of the algorithm auto ran last over the fastest forced;
+another the cost of choosing: auto's time over the forced time of the algorithm it ran."""
 import json
 import statistics
 import sys
@@ -39,18 +40,23 @@ def main(paths):
     print(f"\nwithin 10%: {within} of {len(ratios)}; worst {max(ratios):.2f}, median {statistics.median(ratios):.2f}")
     # The choice alone: the forced time of the algorithm auto ran last (its settled choice) over the
     # fastest forced, so the spread between two communicators running the same algorithm drops out.
-    chosen, per_cell = [], {}
+    chosen, per_cell, twin = [], {}, []
     for k in keys:
         for r in (run[k] for run in runs if k in run):
             name = r["algorithm_name"]
             if f"forced_{name}_avg_us" in r:
                 best = min(r[f"forced_{a}_avg_us"] for a in ("dense", "aggregator", "allgather"))
                 chosen.append(r[f"forced_{name}_avg_us"] / best)
+                twin.append(r["sparse_avg_us"] / r[f"forced_{name}_avg_us"])
                 per_cell.setdefault(k, []).append(chosen[-1])
     if chosen:
         print(f"choice within 10% (the forced time of auto's algorithm over the fastest forced): "
               f"{sum(c <= 1.10 for c in chosen)} of {len(chosen)}; worst {max(chosen):.2f}, "
               f"median {statistics.median(chosen):.2f}")
+        # What learning costs on top of the choice: auto's calls include the ones that measure the
+        # other algorithms, so auto over its own algorithm forced (its twin) is above 1 by that cost.
+        print(f"auto / its algorithm forced: median {statistics.median(twin):.2f}, "
+              f"mean {statistics.mean(twin):.2f}, above 1.10 in {sum(t > 1.10 for t in twin)} of {len(twin)}")
     if any(len(v) > 1 for v in per_cell.values()):
         # With repeated runs, each cell's median choice ratio: a cell whose fastest algorithm flips
         # from run to run is judged on its typical run, not on its worst.

@@ -1,10 +1,12 @@
 #include "algo/sparse_operation.h"
 
 #include <climits>
+#include <cstdio>
 #include <utility>
 
 #include "algo/allgather_allreduce.h"
 #include "core/comm_state.h"
+#include "core/debug.h"
 #include "core/error.h"
 #include "core/library.h"
 #include "core/memory_ops.h"
@@ -183,17 +185,36 @@ void SparseOperation::tune_plan(const std::vector<SumMax> &v) {
     const std::uint32_t shape = CallTuner::shape_of(demand_, allowed);
     const Algorithm model = plan_.algorithm;
     const Algorithm chosen = tuner.choose(shape, model, plan_.cost, allowed, blocking());
+    if (debug_level() >= 2 && state_.rank() == 0) trace_tuning(shape, model, chosen);
     if (chosen != plan_.algorithm) {
         plan_.algorithm = chosen;
         if (chosen == Algorithm::Aggregator) balance_shards(demand_, plan_.shard_bounds);
     }
     // A dense streak skips the agreements that carry the times: not while the shape is measured
-    // by blocking calls (non-blocking ones never measure), and not for a call that explores.
-    dense_streak_allowed_ = !tuner.explored() && (!blocking() || tuner.settled(shape, model, plan_.cost, allowed));
+    // by blocking calls (non-blocking ones never measure), not for a call that explores, and not
+    // for dense taken against the model: the streak would keep that measured choice, unmeasured,
+    // for DenseStreak::kReprobeEvery calls, and at the same count at other densities (over 10 Gbit/s
+    // a noisy choice of dense at 1 MiB 1% ran a whole 0.1% row 1.9x slower than the fastest).
+    dense_streak_allowed_ =
+        chosen == model && !tuner.explored() && (!blocking() || tuner.settled(shape, model, plan_.cost, allowed));
     if (blocking()) {
         tuner.expect(shape, chosen, agree_since_);
         tuned_ = true;
     }
+}
+
+// MPIX_SPARSE_DEBUG=2: one line per tuned call, what the model predicted and the tuner measured.
+void SparseOperation::trace_tuning(std::uint32_t shape, Algorithm model, Algorithm chosen) const {
+    static const char *const names[] = {"dense", "aggregator", "allgather"};
+    const CallTuner &tuner = state_.tuner();
+    const auto us = [&](Algorithm a) { return tuner.measured_us(shape, a); };
+    std::fprintf(stderr,
+                 "mpix_sparse: context %u tune shape %u: model %s, runs %s%s; predicted / measured us: dense %.0f / "
+                 "%.0f, aggregator %.0f / %.0f, allgather %.0f / %.0f\n",
+                 state_.context(), shape, names[static_cast<int>(model)], names[static_cast<int>(chosen)],
+                 tuner.explored() ? " (measuring)" : "", plan_.cost.dense_us, us(Algorithm::Dense),
+                 plan_.cost.aggregator_us, us(Algorithm::Aggregator), plan_.cost.allgather_us,
+                 us(Algorithm::Allgather));
 }
 
 std::optional<Phase> SparseOperation::phase_of(Stage stage) {

@@ -119,6 +119,7 @@ class SparseOperation : public Operation {
     void release_held();
     void on_agreed();
     void tune_plan(const std::vector<SumMax> &agreed);
+    void trace_tuning(std::uint32_t shape, Algorithm model, Algorithm chosen) const;
     bool allgather_fits() const;
     void start_allgather();
     void start_stream();

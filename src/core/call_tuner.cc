@@ -53,18 +53,28 @@ void CallTuner::learn(const Report &agreed) {
     const auto shape = static_cast<std::uint32_t>(code / kAlgorithms);
     ShapeRecord *r = record_of(shape);
     if (r == nullptr) return;  // every rank chose for this shape before it reported
-    // An algorithm's first call on the communicator pays its first use (buffers, registrations,
-    // connections, page faults): not a sample.
-    if (!warmed_[static_cast<std::size_t>(a)]) {
-        warmed_[static_cast<std::size_t>(a)] = true;
+    // An algorithm's first call at a shape pays its first use at that size (connections, buffers and
+    // registrations that grow, page faults): not a sample. Counted per communicator instead, one
+    // such call at a larger size than before weighed as much as the next sample and kept its
+    // algorithm last for good (32 MiB at 50% over 10 Gbit/s: the allgather's first 1090 ms, then
+    // 160, against the aggregator's 130-157).
+    Measured &m = r->by_algorithm[static_cast<std::size_t>(a)];
+    if (!m.warmed) {
+        m.warmed = true;
         return;
     }
-    Measured &m = r->by_algorithm[static_cast<std::size_t>(a)];
-    const double us = static_cast<double>(agreed.ns) / 1e3;
-    // A plain mean over the first few samples, then a moving one that follows a changing machine.
-    ++m.samples;
-    const double weight = m.samples <= 4 ? 1.0 / m.samples : 0.25;
-    m.us += weight * (us - m.us);
+    m.add(static_cast<double>(agreed.ns) / 1e3);
+}
+
+void CallTuner::Measured::add(double us) {
+    recent[static_cast<std::size_t>(samples % 3)] = us;
+    ++samples;
+}
+
+double CallTuner::Measured::us() const {
+    if (samples == 1) return recent[0];
+    if (samples == 2) return std::min(recent[0], recent[1]);
+    return std::max(std::min(recent[0], recent[1]), std::min(std::max(recent[0], recent[1]), recent[2]));
 }
 
 // Worth measuring: the model's choice, and what the model predicts within kExploreFactor of it, or of
@@ -73,7 +83,7 @@ unsigned CallTuner::worth_measuring(const ShapeRecord &r, Algorithm model, const
     const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
     const int m = static_cast<int>(model);
     const Measured &measured = r.by_algorithm[static_cast<std::size_t>(m)];
-    const double model_us = measured.samples > 0 ? std::max(predicted[m], measured.us) : predicted[m];
+    const double model_us = measured.samples > 0 ? std::max(predicted[m], measured.us()) : predicted[m];
     unsigned mask = 0;
     for (int a = 0; a < kAlgorithms; ++a)
         if (has(allowed, a) && (a == m || predicted[a] <= kExploreFactor * model_us)) mask |= 1u << a;
@@ -109,32 +119,44 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
     const int m = static_cast<int>(model);
     const unsigned candidates = worth_measuring(r, model, cost, allowed);
     if (may_explore) {
-        if (by[m].samples < kSamplesToCompare) return model;
+        // The candidates in turn, the one with the fewest measured calls first (on a tie the model's
+        // choice, then the lower prediction), until each has its samples: a slow period of the
+        // machine falls on all of them alike, not on whichever was being measured then.
         const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
+        const auto runs = [&by](int a) { return by[a].samples + (by[a].warmed ? 1 : 0); };
+        const auto goes_before = [&](int a, int b) {
+            if (runs(a) != runs(b)) return runs(a) < runs(b);
+            if (a == m || b == m) return a == m;
+            return predicted[a] < predicted[b];
+        };
         int explore = -1;
         for (int a = 0; a < kAlgorithms; ++a)
-            if (has(candidates, a) && by[a].samples < kSamplesToCompare &&
-                (explore < 0 || predicted[a] < predicted[explore]))
+            if (has(candidates, a) && by[a].samples < kSamplesToCompare && (explore < 0 || goes_before(a, explore)))
                 explore = a;
         if (explore >= 0) {
-            explored_ = true;  // never the model's choice, which has its samples by now
+            explored_ = explore != m;
             return static_cast<Algorithm>(explore);
         }
     }
-    int best = -1, second = -1;
-    for (int a = 0; a < kAlgorithms; ++a) {
-        if (!has(candidates, a) || by[a].samples == 0) continue;
-        if (best < 0 || by[a].us < by[best].us) {
-            second = best;
-            best = a;
-        } else if (second < 0 || by[a].us < by[second].us) {
-            second = a;
-        }
-    }
+    int best = -1;
+    for (int a = 0; a < kAlgorithms; ++a)
+        if (has(candidates, a) && by[a].samples > 0 && (best < 0 || by[a].us() < by[best].us())) best = a;
     if (best < 0) return model;
-    if (may_explore && second >= 0 && call % kReexploreCalls == kReexploreCalls - 1) {
-        explored_ = true;
-        return static_cast<Algorithm>(second);
+    const int steady = r.steady;
+    if (steady >= 0 && steady != best && has(candidates, steady) && by[steady].samples > 0 &&
+        by[best].us() > kSwitchMargin * by[steady].us())
+        best = steady;
+    r.steady = best;
+    if (may_explore && call % kReexploreCalls == kReexploreCalls - 1) {
+        // The measured others in turn, not only the runner-up: one slow sample must not keep an
+        // algorithm out for good.
+        int others[kAlgorithms - 1] = {}, count = 0;
+        for (int a = 0; a < kAlgorithms; ++a)
+            if (a != best && has(candidates, a) && by[a].samples > 0) others[count++] = a;
+        if (count > 0) {
+            explored_ = true;
+            return static_cast<Algorithm>(others[(call / kReexploreCalls) % count]);
+        }
     }
     return static_cast<Algorithm>(best);
 }
@@ -171,7 +193,7 @@ double CallTuner::measured_us(std::uint32_t shape, Algorithm algorithm) const {
     const ShapeRecord *r = record_of(shape);
     if (r == nullptr) return -1.0;
     const Measured &m = r->by_algorithm[static_cast<std::size_t>(algorithm)];
-    return m.samples > 0 ? m.us : -1.0;
+    return m.samples > 0 ? m.us() : -1.0;
 }
 
 }  // namespace mpix::sparse::detail

@@ -6,12 +6,14 @@
 // rank's own time; the agreement's maximum is the collective's time, the same number everywhere),
 // so every rank updates the same table with the same numbers and chooses alike.
 //
-// Per call shape (buffer size and density, both in factors of two; variant), the model's choice runs
-// first; then each other algorithm the model predicts within kExploreFactor of it (or of what its
-// choice measured, when the model underestimated that) runs until it has two samples (an
-// algorithm's first call on the communicator is not one); from then on the fastest measured one
-// runs, and every kReexploreCalls calls of the shape the runner-up runs once more, so a choice made
-// on noisy samples is not final.
+// Per call shape (buffer size and density, both in factors of two; variant), the model's choice and
+// each other algorithm the model predicts within kExploreFactor of it (or of what its choice
+// measured, when the model underestimated that) run in turn until each has two samples (an
+// algorithm's first call at a shape is not one); from then on the fastest measured one runs, and
+// every kReexploreCalls calls of the shape one of the others runs once more, in turn, so a choice
+// made on noisy samples is not final. The choice moves to another algorithm only when it measures
+// kSwitchMargin faster than the one running: between two algorithms within a few percent the
+// noise of single calls would otherwise flip it back and forth.
 #pragma once
 
 #include <array>
@@ -26,6 +28,7 @@ class CallTuner {
   public:
     static constexpr double kExploreFactor = 1.5;
     static constexpr int kReexploreCalls = 32;
+    static constexpr double kSwitchMargin = 0.95;
     static constexpr int kAlgorithms = 3;
 
     static constexpr std::size_t kMaxShapes = 256;
@@ -61,18 +64,25 @@ class CallTuner {
     void completed(std::int64_t end_ns);
     void discard();
 
-    // Measured mean of `algorithm` for `shape` in µs, or a negative number when never measured.
+    // Measured time of `algorithm` for `shape` in µs, or a negative number when never measured.
     double measured_us(std::uint32_t shape, Algorithm algorithm) const;
 
   private:
+    // An algorithm's time at a shape: the median of its last three samples (of two, the lower), so
+    // one slow call (a page fault storm, a retransmission, a busy core) does not move it, and two
+    // in a row do: a machine that changes is followed.
     struct Measured {
-        double us = 0;    // mean time of the samples
-        int samples = 0;  // reports received, beyond the algorithm's first call on the communicator
+        std::array<double, 3> recent{};  // the last three samples, overwritten in turn
+        int samples = 0;                 // reports received, beyond the first
+        bool warmed = false;             // the first report came: the algorithm's first call at this shape
+        void add(double us);
+        double us() const;
     };
     struct ShapeRecord {
         std::uint32_t shape = 0;
         std::array<Measured, kAlgorithms> by_algorithm{};
         int calls = 0;
+        int steady = -1;  // the algorithm the last steady (not exploring) choice ran
     };
     static unsigned worth_measuring(const ShapeRecord &r, Algorithm model, const CostEstimate &cost, unsigned allowed);
     ShapeRecord *record_of(std::uint32_t shape);
@@ -80,7 +90,6 @@ class CallTuner {
 
     std::vector<ShapeRecord> records_;  // a few dozen shapes in practice: a linear search
     bool explored_ = false;
-    std::array<bool, kAlgorithms> warmed_{};  // the algorithm's first call was reported
     // The call in flight or just completed on this rank.
     bool armed_ = false, complete_ = false;
     std::uint32_t shape_ = 0;

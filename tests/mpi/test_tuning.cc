@@ -21,7 +21,7 @@ bool same_algorithm_everywhere(int algorithm, MPI_Comm comm) {
 // 256K floats, every block non-zero on every rank: the cost model picks MPI_Allreduce and predicts the
 // aggregator within CallTuner::kExploreFactor of it (the default constants, 2-4 ranks: 1.09-1.12x;
 // at 1M floats it now picks the aggregator, with dense 1.7x away), so the tuner
-// must try it by the fourth call (three of the model's choice, the first not a sample). Small integers: every
+// must try it by the second call (the candidates run in turn). Small integers: every
 // algorithm's sum is exact, bit for bit.
 TEST(Tuning, EveryRankRunsTheSameAlgorithmWhileTheTunerTriesThem) {
     SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_tune", "on"}});
