@@ -26,15 +26,14 @@ std::map<Algorithm, double> times(double dense, double aggregator, double allgat
     return {{Algorithm::Dense, dense}, {Algorithm::Aggregator, aggregator}, {Algorithm::Allgather, allgather}};
 }
 
-// Runs `calls` blocking calls of one shape whose algorithms take `time_of(algorithm, how many times
-// it ran before at this shape)` µs, passing each call's report through the next one as the
-// agreement does; returns the algorithms run.
+// Runs `calls` blocking calls of one shape whose algorithms take `time_of(algorithm)` µs (the
+// function may count its calls to make some slow), passing each call's report through the next one
+// as the agreement does; returns the algorithms run.
 template <typename TimeOf>
 std::vector<Algorithm> run_timed_calls(CallTuner &tuner, std::uint32_t shape, Algorithm model, const CostEstimate &cost,
                                        unsigned allowed, TimeOf time_of, int calls,
                                        std::vector<bool> *explored = nullptr) {
     std::vector<Algorithm> ran;
-    std::map<Algorithm, int> runs;
     std::int64_t clock = 0;
     for (int i = 0; i < calls; ++i) {
         tuner.learn(tuner.take_report());
@@ -42,7 +41,7 @@ std::vector<Algorithm> run_timed_calls(CallTuner &tuner, std::uint32_t shape, Al
         ran.push_back(a);
         if (explored != nullptr) explored->push_back(tuner.explored());
         tuner.expect(shape, a, clock);
-        clock += static_cast<std::int64_t>(time_of(a, runs[a]++) * 1e3);
+        clock += static_cast<std::int64_t>(time_of(a) * 1e3);
         tuner.completed(clock);
     }
     return ran;
@@ -52,7 +51,7 @@ std::vector<Algorithm> run_timed_calls(CallTuner &tuner, std::uint32_t shape, Al
 std::vector<Algorithm> run_calls(CallTuner &tuner, std::uint32_t shape, Algorithm model, const CostEstimate &cost,
                                  unsigned allowed, const std::map<Algorithm, double> &truth, int calls,
                                  std::vector<bool> *explored = nullptr) {
-    const auto time_of = [&truth](Algorithm a, int) { return truth.at(a); };
+    const auto time_of = [&truth](Algorithm a) { return truth.at(a); };
     return run_timed_calls(tuner, shape, model, cost, allowed, time_of, calls, explored);
 }
 
@@ -123,7 +122,7 @@ TEST(CallTuner, AFirstCallAtAShapeIsNotASample) {
     EXPECT_EQ(run_calls(tuner, 1, Algorithm::Aggregator, cost, kAll, truth, 8).back(), Algorithm::Allgather);
     // A larger shape: each algorithm's first call there takes 50x its time.
     std::map<Algorithm, int> at_shape_2;
-    const auto first_slow = [&truth, &at_shape_2](Algorithm a, int) {
+    const auto first_slow = [&truth, &at_shape_2](Algorithm a) {
         return truth.at(a) * (at_shape_2[a]++ == 0 ? 50 : 1);
     };
     auto ran = run_timed_calls(tuner, 2, Algorithm::Aggregator, cost, kAll, first_slow, 2);
@@ -143,7 +142,7 @@ TEST(CallTuner, MeasuresInTurnSoASlowPeriodFallsOnAll) {
     const auto cost = estimate(1000, 10, 11);
     const auto truth = times(1, 20, 15);
     int call = 0;
-    const auto slow_period = [&truth, &call](Algorithm a, int) {
+    const auto slow_period = [&truth, &call](Algorithm a) {
         const bool slow = call >= 2 && call <= 5;
         ++call;
         return truth.at(a) * (slow ? 2 : 1);
@@ -159,7 +158,7 @@ TEST(CallTuner, OneSlowSampleDoesNotDecide) {
     const auto cost = estimate(12, 10, 11);
     const auto truth = times(30, 20, 10);
     int allgathers = 0;  // the allgather's first sample (its second call) and its 8th call take 10x
-    const auto one_slow = [&truth, &allgathers](Algorithm a, int) {
+    const auto one_slow = [&truth, &allgathers](Algorithm a) {
         const bool slow = a == Algorithm::Allgather && (++allgathers == 2 || allgathers == 8);
         return truth.at(a) * (slow ? 10 : 1);
     };
@@ -176,7 +175,7 @@ TEST(CallTuner, ReExploresEveryOtherAlgorithmInTurn) {
     const auto cost = estimate(12, 10, 11);
     const auto truth = times(30, 20, 10);
     int allgathers = 0;  // its first two samples take 10x: measured 100, behind dense's 30
-    const auto two_slow = [&truth, &allgathers](Algorithm a, int) {
+    const auto two_slow = [&truth, &allgathers](Algorithm a) {
         const bool slow = a == Algorithm::Allgather && (++allgathers == 2 || allgathers == 3);
         return truth.at(a) * (slow ? 10 : 1);
     };
@@ -194,7 +193,7 @@ TEST(CallTuner, SwitchesOnlyForAClearGain) {
     const auto cost = estimate(1000, 10, 11);
     double aggregator_later = 10.3;  // 3% slower than the allgather's 10: within the margin
     int aggregators = 0;
-    const auto drifting = [&aggregator_later, &aggregators](Algorithm a, int) {
+    const auto drifting = [&aggregator_later, &aggregators](Algorithm a) {
         if (a == Algorithm::Allgather) return 10.0;
         return ++aggregators <= 4 ? 9.5 : aggregator_later;
     };
