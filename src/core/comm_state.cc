@@ -12,7 +12,6 @@
 #include "core/env_switch.h"
 #include "core/error.h"
 #include "core/library.h"
-#include "core/link_probe.h"
 #include "core/placement.h"
 #include "core/result_fanout.h"
 
@@ -107,7 +106,8 @@ void CommState::learn_nodes(const std::vector<int> &node_of_rank) {
 void CommState::learn_network(const std::vector<int> &node_of_rank) {
     if (node_of_rank.empty()) return;
     learn_nodes(node_of_rank);
-    if (nodes_ > 1 && config_.cost.link_ns <= 0) config_.cost.link_ns = probe_link_ns(internal_, node_of_rank);
+    if (nodes_ > 1 && config_.cost.link_ns <= 0)
+        config_.cost.link_ns = Library::get().link_costs().link_ns(internal_, node_of_rank);
     if (nodes_ > 1 && debug_enabled() && rank_ == 0)
         std::fprintf(stderr, "mpix_sparse: %d ranks on %d nodes (at most %d on one): %.3f ns per byte between nodes\n",
                      size_, nodes_, ranks_per_node_, config_.cost.link_ns);

@@ -24,6 +24,7 @@
 #include "core/config.h"
 #include "core/group.h"
 #include "core/half_types.h"
+#include "core/link_probe.h"
 #include "core/operation.h"
 #include "transport/transport.h"
 
@@ -69,6 +70,8 @@ class Library {
 
     const AgreementOp &agreement() const { return *agreement_; }
     const HalfTypes &half_types() const { return *half_types_; }
+    // What crossing nodes costs, per set of processes: probed by the first communicator over them.
+    LinkCosts &link_costs() { return link_costs_; }
 
     // Exchanges UCX worker addresses over `comm` (collective; call without the engine lock) and
     // returns the links to its ranks, for the communicator `context`. With shared_bytes > 0, payloads
@@ -117,6 +120,7 @@ class Library {
     std::map<MPI_Comm, CommState *> states_;
     std::unique_ptr<AgreementOp> agreement_;
     std::unique_ptr<HalfTypes> half_types_;
+    LinkCosts link_costs_;
     // Engine lock:
     std::unique_ptr<UcxWorker> ucx_;
     std::uint32_t next_context_ = 1;
