@@ -42,8 +42,8 @@ inline constexpr int kProbeRounds = 5;
 // The links' cost per set of processes, for this process's lifetime: a communicator over processes
 // that an earlier one probed reuses its value instead of probing again (a training job creates one
 // per bucket or per process group; each probe costs a few exchanges of 4 MiB, and separate probes of
-// the same links read 3.0-6.7 ns per byte on the emulated cluster: one value keeps their plans
-// consistent). Thread-safe.
+// the same links read 2.4-5.7 ns per byte in one run on the emulated cluster: one value keeps their
+// plans consistent). Thread-safe.
 class LinkCosts {
   public:
     // Processes are named by their ranks in MPI_COMM_WORLD, sorted: every member of a communicator
