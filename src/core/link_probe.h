@@ -25,7 +25,7 @@ double link_ns_of_rounds(std::vector<double> slowest_per_round);
 // Nanoseconds per byte a rank sees sending to another node while every rank does the same (all
 // ranks of a node share its link, as in a collective): the same value on every rank; 0 when all
 // ranks share one node. Collective over comm: kProbeRounds + 1 exchanges of kProbeBytes each way
-// (the first opens the connection): ~230 ms at 1 Gbit/s, ~90 ms on the emulated cluster's faster
+// (the first opens the connection): ~280 ms at 1 Gbit/s, ~110 ms on the emulated cluster's faster
 // links, a few ms on a real fast network.
 // Latency is not probed: over TCP a small collective's time is not a round trip but steps of the
 // stack's timers (8-16 ms or 0.04 ms for the same call on the emulated cluster), which a few
