@@ -98,11 +98,9 @@ double LinkCosts::link_ns(MPI_Comm comm, const std::vector<int> &node_of_rank) {
     check_mpi(PMPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
     if (agreed[0] == 0.0) return agreed[1];
     const double ns = probe_link_ns(comm, node_of_rank);
-    {
-        std::lock_guard<std::mutex> guard(lock_);
-        ++probes_;
-    }
-    if (!key.empty()) remember(key, ns);
+    std::lock_guard<std::mutex> guard(lock_);
+    ++probes_;
+    if (!key.empty()) known_[key] = ns;
     return ns;
 }
 
