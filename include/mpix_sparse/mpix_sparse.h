@@ -95,7 +95,10 @@ typedef struct MPIX_Sparse_request_s *MPIX_Sparse_request;
 #define MPIX_SPARSE_REQUEST_NULL ((MPIX_Sparse_request)0)
 
 /** Starts a block-sparse allreduce (same arguments as MPIX_Sparse_allreduce). Argument errors are
- * raised here, and no request is made (*request = MPIX_SPARSE_REQUEST_NULL). */
+ * raised here, and no request is made (*request = MPIX_SPARSE_REQUEST_NULL). Unlike MPI's
+ * non-blocking starts, the first call on a communicator is collective over it: it sets up the
+ * communicator's state (as MPIX_Sparse_allreduce_init and MPIX_Sparse_comm_create do), so it must
+ * not wait behind anything a peer does only after its own first call. */
 MPIX_SPARSE_API int MPIX_Sparse_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                                            MPI_Op op, MPI_Comm comm, MPIX_Sparse_request *request);
 /** A persistent, inactive request (MPI-4's MPI_Allreduce_init): arguments are checked and the
@@ -115,8 +118,9 @@ MPIX_SPARSE_API int MPIX_Sparse_wait(MPIX_Sparse_request *request);
  * others. */
 MPIX_SPARSE_API int MPIX_Sparse_waitall(int n, MPIX_Sparse_request requests[]);
 /** Frees an inactive persistent request (an active request is an error: wait for it first). Sets
- * *request to MPIX_SPARSE_REQUEST_NULL. Free persistent requests before their communicator: freeing
- * a communicator waits for its operations in flight, but a request that outlives it is invalid. */
+ * *request to MPIX_SPARSE_REQUEST_NULL. Freeing a communicator (MPI_Comm_free or
+ * MPIX_Sparse_comm_free) waits for its operations in flight; its requests stay valid handles to
+ * test, wait on and free, but a persistent one can no longer be started (MPIX_ERR_SPARSE_COMM). */
 MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
 
 /** @} */

@@ -64,8 +64,9 @@ extern "C" int MPIX_Sparse_comm_free(MPI_Comm *comm) {
         library.check_comm(*comm);
         CommState *state = library.find(*comm);
         if (state == nullptr || !state->created_by_comm_create()) fail(ErrorId::CommNotSparse);
-        state->say_goodbye();
-        const int rc = MPI_Comm_free(comm);  // runs the attribute's delete callback: the state goes
+        // Runs the attribute's delete callback: the state waits for its operations in flight, then
+        // says goodbye to dedicated aggregators (earlier, they could leave before its contributions).
+        const int rc = MPI_Comm_free(comm);
         if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_free");
     });
 }

@@ -16,21 +16,50 @@
 
 using namespace mpix::sparse::detail;
 
-struct MPIX_Sparse_request_s {
-    MPI_Comm comm = MPI_COMM_NULL;  // the user's: errors are raised through its handler
-    CommState *state = nullptr;
-    std::unique_ptr<Operation> op;
-    bool persistent = false;
-    bool active = false;
-
-    ~MPIX_Sparse_request_s() { dispose(std::move(op)); }
-};
-
 namespace {
 
 // Live requests, so a stale or foreign handle is an error rather than a crash.
 std::mutex g_requests_lock;
 std::unordered_set<const MPIX_Sparse_request_s *> g_requests;
+
+}  // namespace
+
+// A request may outlive its communicator: MPI_Comm_free waits for the operation in flight, and the
+// request is still the user's to wait on, test or free. Its operation goes when the communicator's
+// state closes (state_closing), leaving the outcome here; a persistent request then cannot start.
+// `state` and `op` change under the engine lock, `comm` under g_requests_lock.
+struct MPIX_Sparse_request_s final : StateObserver {
+    MPI_Comm comm = MPI_COMM_NULL;  // the user's: errors are raised through its handler
+    CommState *state = nullptr;     // null once its communicator is freed
+    std::unique_ptr<Operation> op;  // null once its communicator is freed
+    OpError outcome;                // the operation's, kept when it went with its communicator
+    bool persistent = false;
+    bool active = false;
+
+    void attach(CommState &s) {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        state = &s;
+        s.watch(this);
+    }
+
+    void state_closing() override {
+        outcome = op ? op->error() : OpError{};
+        dispose(std::move(op));  // retired: its communicator's line is empty
+        state = nullptr;
+        std::lock_guard<std::mutex> guard(g_requests_lock);
+        comm = MPI_COMM_WORLD;  // the user's communicator is being freed
+    }
+
+    ~MPIX_Sparse_request_s() {
+        // Under the engine lock: the state cannot close meanwhile, and the operation still gives
+        // back what it borrowed from it. A destroyed request's operation is retired or never started.
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        if (state != nullptr) state->unwatch(this);
+        dispose(std::move(op));
+    }
+};
+
+namespace {
 
 bool is_live(const MPIX_Sparse_request_s *r) {
     std::lock_guard<std::mutex> guard(g_requests_lock);
@@ -39,8 +68,9 @@ bool is_live(const MPIX_Sparse_request_s *r) {
 
 // The communicator whose error handler a call on *request raises errors through.
 MPI_Comm comm_of(const MPIX_Sparse_request *request) {
-    if (request == nullptr || *request == nullptr || !is_live(*request)) return MPI_COMM_WORLD;
-    return (*request)->comm;
+    if (request == nullptr || *request == nullptr) return MPI_COMM_WORLD;
+    std::lock_guard<std::mutex> guard(g_requests_lock);
+    return g_requests.count(*request) != 0 ? (*request)->comm : MPI_COMM_WORLD;
 }
 
 // A call's arguments checked: where its buffers are, and the communicator's state (null until the
@@ -64,11 +94,11 @@ std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *r
     Library &library = Library::get();
     auto r = std::make_unique<MPIX_Sparse_request_s>();
     r->comm = comm;
-    r->state = &library.state_for(comm);
-    r->op = make_block_allreduce(*r->state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op, kinds,
-                                 false, blocking);
-    library.enable_progress_thread(settings != nullptr ? settings->progress_thread
-                                                       : r->state->config().progress_thread);
+    CommState &state = library.state_for(comm);
+    r->op = make_block_allreduce(state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op, kinds, false,
+                                 blocking);
+    r->attach(state);
+    library.enable_progress_thread(settings != nullptr ? settings->progress_thread : state.config().progress_thread);
     return r;
 }
 
@@ -76,6 +106,7 @@ std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *r
 // before completion: a blocking call's own wait progresses it.
 void start(MPIX_Sparse_request_s &r, bool wake_progress_thread = true) {
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+    if (r.state == nullptr) fail(ErrorId::CommInvalid);  // its communicator was freed
     // An operation abandoned when its communicator broke keeps its memory for late transfers: it
     // cannot run again, and the communicator would refuse it anyway.
     if (r.op->abandoned()) throw r.op->error().to_error();
@@ -110,27 +141,36 @@ MPIX_Sparse_request_s &live_request(MPIX_Sparse_request *request) {
 // then its error (if any) is thrown.
 void complete(MPIX_Sparse_request *request) {
     MPIX_Sparse_request_s &r = **request;
-    const OpError error = r.op->error();
+    OpError error;
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        error = r.op ? r.op->error() : r.outcome;
+    }
     r.active = false;
     if (!r.persistent) destroy(request);
     if (error) throw error.to_error();
 }
 
+// Engine lock held (wait_until's predicates are): the operation goes once its communicator is freed.
+bool retired_locked(const MPIX_Sparse_request_s &r) {
+    return r.op == nullptr || r.op->retired();
+}
+
 bool retired(const MPIX_Sparse_request_s &r) {
     std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-    return r.op->retired();
+    return retired_locked(r);
 }
 
 void wait_for(MPIX_Sparse_request *request) {
     MPIX_Sparse_request_s &r = **request;
     if (!r.active) return;
-    Operation &op = *r.op;
-    const auto describe = [&] { return op.describe(); };
+    const auto describe = [&] { return r.op ? r.op->describe() : std::string("a request of a freed communicator"); };
     Library &library = Library::get();
-    library.wait_until([&] { return op.retired() || op.caller_work_pending(); }, describe);
+    library.wait_until([&] { return retired_locked(r) || r.op->caller_work_pending(); }, describe);
     if (!retired(r)) {
-        op.run_caller_work();  // outside the engine lock (see Operation::caller_work_pending)
-        library.wait_until([&] { return op.retired(); }, describe);
+        // Not retired, so its communicator cannot be freed meanwhile (that waits for its line).
+        r.op->run_caller_work();  // outside the engine lock (see Operation::caller_work_pending)
+        library.wait_until([&] { return retired_locked(r); }, describe);
     }
     complete(request);
 }

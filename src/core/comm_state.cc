@@ -198,6 +198,12 @@ CommState::~CommState() {
     if (parent_ == nullptr) report_statistics(*this, stats_, profile_);  // levels of a hierarchy count in their parent
     // Freeing a communicator with operations in flight: MPI lets them complete first.
     library.wait_until([this] { return queue_.empty(); });
+    {
+        // Requests on it stay valid handles: their operations go now, while this state is whole.
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        for (StateObserver *observer : std::exchange(observers_, {}))
+            observer->state_closing();
+    }
     if (hierarchy_) {
         hierarchy_->leader_state.reset();
         hierarchy_->node_state.reset();
@@ -525,6 +531,10 @@ void CommState::break_state(const OpError &error) {
         if (hierarchy_->leader_state) hierarchy_->leader_state->break_state(error);
     }
     if (parent_ != nullptr) parent_->break_state(error);
+}
+
+void CommState::unwatch(StateObserver *observer) {
+    observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
 }
 
 void CommState::say_goodbye() {

@@ -51,6 +51,18 @@ struct CommStats {
     std::int64_t bytes_in_place = 0;
 };
 
+// What may outlive its communicator's state and holds an operation on it: a request handle, which the
+// user may still wait on, start or free after freeing the communicator (MPI completes operations in
+// flight first). Told once, engine lock held, when the line is empty and the state is still whole, so
+// it can dispose of its operation while that operation may still give back what it borrowed.
+class StateObserver {
+  public:
+    virtual void state_closing() = 0;
+
+  protected:
+    ~StateObserver() = default;
+};
+
 class CommState final : public MessageSink, public Progressable {
   public:
     // Operations one peer may be ahead of this rank, and messages kept for operations not yet active:
@@ -133,8 +145,9 @@ class CommState final : public MessageSink, public Progressable {
     std::unique_ptr<Reusable> take_scratch();
     void give_back(std::unique_ptr<Reusable> scratch);
 
-    // Tells dedicated aggregators this worker is leaving (before the communicator goes away).
-    void say_goodbye();
+    // Observers told when this state closes (engine lock held for both).
+    void watch(StateObserver *observer) { observers_.push_back(observer); }
+    void unwatch(StateObserver *observer);
 
     // Which node each rank (of comm()) is on, for a communicator built without learn_network (the
     // dedicated mode's workers): node count and ranks per node only, no link probe (link_ns stays as
@@ -148,6 +161,9 @@ class CommState final : public MessageSink, public Progressable {
     void break_state(const OpError &error);
 
   private:
+    // Tells dedicated aggregators this worker is leaving, once its operations are done (the
+    // destructor): an aggregator leaves when every worker said goodbye.
+    void say_goodbye();
     void build_hierarchy(const std::vector<int> &node_of_rank);
     void learn_network(const std::vector<int> &node_of_rank);
     void reserve_queues();
@@ -183,7 +199,8 @@ class CommState final : public MessageSink, public Progressable {
     std::vector<Operation *> queue_;
     bool front_active_ = false;
     std::vector<InboundMessage> early_;  // messages of operations not yet active here (capacity kept)
-    OpError pending_error_;              // a malformed message arrived while nothing was active
+    std::vector<StateObserver *> observers_;
+    OpError pending_error_;  // a malformed message arrived while nothing was active
     std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
 
     // Watchdog (engine lock):

@@ -307,7 +307,7 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     }
     // Payloads go by reference on this communicator only where every rank could open its machine's
     // segments (a ptrace restriction on one rank would otherwise fail its calls).
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &segments_open, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &segments_open, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
     std::lock_guard<std::recursive_mutex> engine(engine_lock());
     if (!segments_open || my_segment.domain == 0) segment.reset();
     // From here the links own the context's peer segments (they forget them when destroyed).

@@ -63,7 +63,7 @@ std::vector<int> fanout_nodes(const std::vector<int> &node, bool multicast) {
 
 bool plan_node_multicast(Group &group, const std::vector<int> &node, bool wanted, MPI_Comm comm) {
     int on = wanted ? 1 : 0;
-    const int rc = MPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm);
+    const int rc = PMPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm);
     if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
     group.fanout = plan_result_fanout(group.workers, group.aggregators, fanout_nodes(node, on != 0), group.rank);
     return on != 0;

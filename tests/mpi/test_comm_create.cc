@@ -153,6 +153,50 @@ TEST(CommCreate, DedicatedAggregators) {
     }
 }
 
+// MPIX_Sparse_comm_free with requests in flight over dedicated aggregators: the workers' goodbyes
+// must follow their contributions. They once went first, so the aggregators left and the workers
+// waited for results that never came (a timeout here, so that it fails instead of hanging).
+TEST(CommCreate, FreeCompletesRequestsInFlightBeforeTheAggregatorsLeave) {
+    const int size = world_size(), rank = world_rank();
+    if (size < 2) GTEST_SKIP() << "dedicated mode needs an aggregator and a worker";
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpix_sparse_aggregator_mode", "dedicated");
+    MPI_Info_set(info, "mpix_sparse_algorithm", "aggregator");
+    MPI_Info_set(info, "mpix_sparse_placement", "packed");
+    MPI_Info_set(info, "mpix_sparse_timeout", "20");
+    MPI_Comm workers = MPI_COMM_WORLD;
+    ASSERT_EQ(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &workers), MPI_SUCCESS);
+    MPI_Info_free(&info);
+    if (rank > 0) {
+        int wrank, wsize;
+        MPI_Comm_rank(workers, &wrank);
+        MPI_Comm_size(workers, &wsize);
+        const std::size_t count = 150000;
+        std::vector<std::vector<std::int64_t>> in, out, want;
+        std::vector<MPIX_Sparse_request> requests(3, MPIX_SPARSE_REQUEST_NULL);
+        for (int i = 0; i < 3; ++i) {
+            const auto on = block_pattern(Pattern::Random, (count + 255) / 256, 0.05, wrank, wsize, 70u + i);
+            const auto bytes = make_vector(ElementType::I64, count, 256, on, 80u + static_cast<unsigned>(rank + i));
+            in.emplace_back(count);
+            std::memcpy(in.back().data(), bytes.data(), bytes.size());
+            want.emplace_back(count);
+            MPI_Allreduce(in.back().data(), want.back().data(), static_cast<int>(count), MPI_INT64_T, MPI_SUM, workers);
+            out.emplace_back(count, -1);
+        }
+        for (int i = 0; i < 3; ++i)
+            ASSERT_EQ(MPIX_Sparse_iallreduce(in[i].data(), out[i].data(), static_cast<MPI_Count>(count), MPI_INT64_T,
+                                             MPI_SUM, workers, &requests[static_cast<std::size_t>(i)]),
+                      MPI_SUCCESS);
+        EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
+        for (int i = 0; i < 3; ++i) {
+            EXPECT_EQ(MPIX_Sparse_wait(&requests[static_cast<std::size_t>(i)]), MPI_SUCCESS) << "request " << i;
+            EXPECT_EQ(out[i], want[i]) << "request " << i;
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // One dedicated aggregator (world rank 0: packed), the aggregator algorithm, node multicast as given.
 int create_dedicated_packed(const char *multicast, MPI_Comm *workers) {
     MPI_Info info;

@@ -245,6 +245,53 @@ TEST(Requests, ErrorsAreMpiErrorClasses) {
     MPI_Comm_free(&comm);
 }
 
+// MPI_Comm_free with requests on the communicator: the one in flight completes first, and every
+// request stays a handle the user may wait on, test or free; a persistent one can no longer start.
+// (Their operations once outlived the communicator's state: use after free, caught by the ASan run.)
+TEST(Requests, OutliveTheirCommunicator) {
+    const int rank = world_rank(), size = world_size();
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Errhandler world_saved;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_saved);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const std::size_t count = 200000;
+    const auto in = random_input(count, 0.05, Pattern::Random, rank, size, 31u);
+    std::vector<std::int64_t> want(count), flying(count, -1), started(count, -1), idle(count, -1);
+    MPI_Allreduce(in.data(), want.data(), static_cast<int>(count), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPIX_Sparse_request nonblocking = MPIX_SPARSE_REQUEST_NULL, active = MPIX_SPARSE_REQUEST_NULL,
+                        inactive = MPIX_SPARSE_REQUEST_NULL;
+    ASSERT_EQ(
+        MPIX_Sparse_allreduce_init(in.data(), idle.data(), count, MPI_INT64_T, MPI_SUM, comm, MPI_INFO_NULL, &inactive),
+        MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Sparse_start(&inactive), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Sparse_wait(&inactive), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Sparse_allreduce_init(in.data(), started.data(), count, MPI_INT64_T, MPI_SUM, comm, MPI_INFO_NULL,
+                                         &active),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Sparse_iallreduce(in.data(), flying.data(), count, MPI_INT64_T, MPI_SUM, comm, &nonblocking),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Sparse_start(&active), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Comm_free(&comm), MPI_SUCCESS);
+
+    int flag = 0;
+    EXPECT_EQ(MPIX_Sparse_test(&nonblocking, &flag), MPI_SUCCESS);
+    EXPECT_EQ(flag, 1) << "freeing the communicator completed it";
+    EXPECT_EQ(nonblocking, MPIX_SPARSE_REQUEST_NULL);
+    EXPECT_EQ(flying, want);
+    EXPECT_EQ(MPIX_Sparse_wait(&active), MPI_SUCCESS);
+    EXPECT_NE(active, MPIX_SPARSE_REQUEST_NULL) << "a persistent request stays";
+    EXPECT_EQ(started, want);
+    EXPECT_EQ(idle, want);
+    EXPECT_EQ(class_of(MPIX_Sparse_start(&inactive)), MPIX_ERR_SPARSE_COMM) << "its communicator is gone";
+    EXPECT_EQ(MPIX_Sparse_wait(&inactive), MPI_SUCCESS) << "an inactive request completes at once";
+    EXPECT_EQ(MPIX_Sparse_request_free(&inactive), MPI_SUCCESS);
+    EXPECT_EQ(MPIX_Sparse_request_free(&active), MPI_SUCCESS);
+    EXPECT_EQ(active, MPIX_SPARSE_REQUEST_NULL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_saved);
+    MPI_Errhandler_free(&world_saved);
+}
+
 TEST(Requests, AFailureCompletesEveryRequestInFlight) {
     const int rank = world_rank(), size = world_size();
     if (size < 2) GTEST_SKIP();
