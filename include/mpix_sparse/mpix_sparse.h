@@ -154,7 +154,11 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  *                                                                 always taken; 131072
  *   mpix_sparse_timeout           (MPIX_SPARSE_TIMEOUT)           seconds an operation may wait without
  *                                                                 progress before MPIX_ERR_SPARSE_TIMEOUT;
- *                                                                 0 (none: MPI semantics)
+ *                                                                 0 (none: MPI semantics). Waiting in one
+ *                                                                 MPI collective (a dense or allgather
+ *                                                                 call; a hierarchical call's other
+ *                                                                 level) shows no progress until it ends:
+ *                                                                 set it above the longest such call
  *   mpix_sparse_profile           (MPIX_SPARSE_PROFILE)           on | off; off (time each phase:
  *                                                                 MPIX_Sparse_profile_get)
  * ~~~
