@@ -58,7 +58,8 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
         // which is what tells a sender that its segment may be reused. Workers do (they end each
         // operation with a barrier among the workers, the only ranks that read a worker's segment):
         // results forwarded within a node go through it.
-        links = library.connect(parent, context, is_aggregator ? 0 : config.shared_memory_bytes);
+        links = library.connect(parent, context, is_aggregator ? 0 : config.shared_memory_bytes,
+                                config.fail_at == FailPoint::Connect);
         rc = MPI_Comm_split(comm, is_aggregator ? 1 : 0, rank, &workers);
         if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Comm_split");
     } catch (...) {

@@ -75,7 +75,9 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
                                  : choose_aggregators(node, aggregators, config.placement);
         config_.node_multicast = plan_node_multicast(group_, node, config_.node_multicast, internal_);
         context_ = Library::get().agree_context(internal_, this);
-        if (size_ > 1) links_ = Library::get().connect(internal_, context_, config.shared_memory_bytes);
+        if (size_ > 1)
+            links_ = Library::get().connect(internal_, context_, config.shared_memory_bytes,
+                                            config.fail_at == FailPoint::Connect);
         if (config.hierarchical != Hierarchy::Off && size_ > 1) build_hierarchy(node);
     } catch (...) {
         if (context_ != 0) Library::get().unregister_sink(context_);

@@ -141,7 +141,8 @@ const Keyword<bool> kOnOffWords[] = {{"on", true}, {"off", false}, {"1", true}, 
 const Keyword<FailPoint> kFailWords[] = {
     {"none", FailPoint::None},           {"scan", FailPoint::Scan},     {"contribution", FailPoint::Contribution},
     {"aggregate", FailPoint::Aggregate}, {"result", FailPoint::Result}, {"corrupt", FailPoint::Corrupt},
-    {"throw", FailPoint::Throw},         {"stop", FailPoint::Stop},     {"exit", FailPoint::Exit}};
+    {"throw", FailPoint::Throw},         {"stop", FailPoint::Stop},     {"exit", FailPoint::Exit},
+    {"connect", FailPoint::Connect}};
 
 template <class T>
 void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {

@@ -26,10 +26,11 @@ enum class TuneSetting { Auto, On, Off };
 //   scan: before the agreement (its error flag tells the others); contribution: a worker fails after
 //   sending its first message; aggregate: an aggregator fails at its first contribution; result: a
 //   worker fails at its first result; corrupt: a worker's first message has a malformed header;
-//   throw: a worker's step throws an exception after its first message (exception safety).
+//   throw: a worker's step throws an exception after its first message (exception safety);
+//   connect: setting up the communicator's transport fails on this rank (its peers must fail too).
 // Test hooks (mpix_sparse_test_fail): a failure injected on this rank at one point of a call; Stop
 // and Exit make the process raise SIGSTOP on itself or _exit(0) after its first contribution.
-enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw, Stop, Exit };
+enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw, Stop, Exit, Connect };
 
 struct Config {
     std::uint32_t block_elems = 256;

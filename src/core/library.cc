@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iostream>
+#include <string>
 #include <utility>
 
 #include "core/comm_state.h"
@@ -235,30 +237,44 @@ bool remote_peers_for_testing() {
 
 }  // namespace
 
-std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context, std::size_t shared_bytes) {
+std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context, std::size_t shared_bytes,
+                                            bool inject_failure) {
     int size = 0, rank = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
+    // A rank whose own set-up fails (UCX, memory) still joins the next collective, flagged, and every
+    // rank fails there: leaving at once would leave its peers waiting in that collective for good.
+    std::exception_ptr failed_here;
+    const auto fail_together = [&](int failed_rank) {
+        if (failed_here) std::rethrow_exception(failed_here);
+        fail(ErrorId::RemoteFailure, "rank " + std::to_string(failed_rank) + " could not set up its transport");
+    };
     // Each rank's identity (to tell later that it is gone), its shared segment (none: fd -1), then
     // its worker address.
-    std::unique_ptr<SharedSegment> segment = size > 1 ? SharedSegment::create(shared_bytes) : nullptr;
-    SegmentRef my_segment;
-    my_segment.domain = shared_bytes > 0 && !remote_peers_for_testing() ? shared_memory_domain() : 0;
-    my_segment.fd = -1;
-    if (segment && my_segment.domain != 0) my_segment = segment->ref(nullptr, 0);
     constexpr std::size_t kFixed = sizeof(PeerIdentity) + sizeof(SegmentRef);
+    std::unique_ptr<SharedSegment> segment;
+    SegmentRef my_segment;
     std::vector<char> mine(kFixed);
-    {
+    try {
+        if (inject_failure) fail(ErrorId::InjectedFailure, "setting up the transport");
+        segment = size > 1 ? SharedSegment::create(shared_bytes) : nullptr;
+        my_segment.domain = shared_bytes > 0 && !remote_peers_for_testing() ? shared_memory_domain() : 0;
+        my_segment.fd = -1;
+        if (segment && my_segment.domain != 0) my_segment = segment->ref(nullptr, 0);
         const PeerIdentity self = local_identity();
         std::memcpy(mine.data(), &self, sizeof self);
         std::memcpy(mine.data() + sizeof self, &my_segment, sizeof my_segment);
         std::lock_guard<std::recursive_mutex> engine(engine_lock());
         const std::vector<char> &address = ucx().address();
         mine.insert(mine.end(), address.begin(), address.end());
+    } catch (...) {
+        failed_here = std::current_exception();
     }
-    int length = static_cast<int>(mine.size());
+    int length = failed_here ? 0 : static_cast<int>(mine.size());  // 0: this rank failed
     std::vector<int> lengths(static_cast<std::size_t>(size));
     check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm), "MPI_Allgather");
+    for (int r = 0; r < size; ++r)
+        if (lengths[static_cast<std::size_t>(r)] < static_cast<int>(kFixed)) fail_together(r);
     std::vector<int> displs(static_cast<std::size_t>(size), 0);
     for (int r = 1; r < size; ++r)
         displs[static_cast<std::size_t>(r)] =
@@ -280,14 +296,13 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
             get().ucx().peer_segments().forget(context);
         }
     } opened{context};
-    {
+    try {
         std::lock_guard<std::recursive_mutex> engine(engine_lock());
         UcxWorker &worker = ucx();
         worker.peer_segments().open_context(context);
         const PeerIdentity self = local_identity();
         for (int r = 0; r < size; ++r) {
             const auto i = static_cast<std::size_t>(r);
-            if (lengths[i] < static_cast<int>(kFixed)) fail(ErrorId::MpiFailure, "short worker address");
             std::memcpy(&peers[i], all.data() + displs[i], sizeof(PeerIdentity));
             SegmentRef theirs;
             std::memcpy(&theirs, all.data() + displs[i] + sizeof(PeerIdentity), sizeof theirs);
@@ -304,10 +319,16 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
             endpoints[i] = worker.endpoint(
                 std::string(all.data() + displs[i] + kFixed, static_cast<std::size_t>(lengths[i]) - kFixed), !here);
         }
+    } catch (...) {
+        failed_here = std::current_exception();
     }
     // Payloads go by reference on this communicator only where every rank could open its machine's
-    // segments (a ptrace restriction on one rank would otherwise fail its calls).
-    check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &segments_open, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    // segments (a ptrace restriction on one rank would otherwise fail its calls). The lowest rank
+    // that failed, or size: none did.
+    int agreed[2] = {segments_open, failed_here ? rank : size};
+    check_mpi(PMPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (agreed[1] < size) fail_together(agreed[1]);
+    segments_open = agreed[0];
     std::lock_guard<std::recursive_mutex> engine(engine_lock());
     if (!segments_open || my_segment.domain == 0) segment.reset();
     // From here the links own the context's peer segments (they forget them when destroyed).

@@ -76,7 +76,10 @@ class Library {
     // Exchanges UCX worker addresses over `comm` (collective; call without the engine lock) and
     // returns the links to its ranks, for the communicator `context`. With shared_bytes > 0, payloads
     // to ranks of this machine travel by reference through a shared segment of at most that size.
-    std::unique_ptr<Transport> connect(MPI_Comm comm, std::uint32_t context, std::size_t shared_bytes);
+    // When one rank's own set-up fails, every rank throws (that rank its own error, the others RemoteFailure);
+    // inject_failure makes this rank's fail (the test hook mpix_sparse_test_fail=connect).
+    std::unique_ptr<Transport> connect(MPI_Comm comm, std::uint32_t context, std::size_t shared_bytes,
+                                       bool inject_failure = false);
 
     // The progress engine (engine lock held): what has work registers itself and leaves when idle.
     void add_busy(Progressable *p);

@@ -1,7 +1,7 @@
 // One rank's failure must not hang the others: a failure injected on one rank at each phase of a
 // call (before the agreement, mid-stream at a worker or an aggregator, at a result, a malformed
 // message, an exception thrown inside a step) reaches every rank of the call, which all return
-// within a second; the communicator then works again.
+// within a second; the communicator then works again. A failed set-up fails every rank's too.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -96,6 +96,36 @@ TEST(Failures, OneRankFailsAtEachPhaseAndNobodyWaits) {
     EXPECT_EQ(timed_call(clean.get(), in, out).rc, MPI_SUCCESS);
     EXPECT_EQ(out, want);
     EXPECT_EQ(timed_call(MPI_COMM_WORLD, in, out).rc, MPI_SUCCESS);
+    EXPECT_EQ(out, want);
+}
+
+// A rank whose own transport set-up fails (UCX, memory) fails every rank's MPIX_Sparse_comm_create:
+// it once left at once, and its peers waited in the set-up's next collective for good (a hang).
+TEST(Failures, TransportSetUpFailsOnOneRankAndEveryRankReturns) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 2) GTEST_SKIP() << "needs a peer to fail";
+    const int failing = size - 1;
+    MPI_Errhandler world_saved;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_saved);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);  // comm_create raises errors there
+    for (const char *mode : {"colocated", "dedicated"}) {
+        std::vector<std::pair<std::string, std::string>> keys{{"mpix_sparse_aggregator_mode", mode},
+                                                              {"mpix_sparse_placement", "packed"}};
+        if (rank == failing) keys.emplace_back("mpix_sparse_test_fail", "connect");
+        SparseComm comm(MPI_COMM_WORLD, keys);
+        EXPECT_EQ(comm.get(), MPI_COMM_NULL) << mode;
+        EXPECT_EQ(class_of(comm.rc()), rank == failing ? MPIX_ERR_SPARSE_INTERN : MPIX_ERR_SPARSE_REMOTE)
+            << mode << " rank " << rank;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_saved);
+    MPI_Errhandler_free(&world_saved);
+    // The library still serves correct calls.
+    const auto in = test_vector(200000, rank, size, 9);
+    std::vector<float> want(in.size()), out(in.size());
+    MPI_Allreduce(in.data(), want.data(), static_cast<int>(in.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    SparseComm clean(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}});
+    ASSERT_EQ(clean.rc(), MPI_SUCCESS);
+    EXPECT_EQ(timed_call(clean.get(), in, out).rc, MPI_SUCCESS);
     EXPECT_EQ(out, want);
 }
 
