@@ -100,15 +100,23 @@ void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
 void AggregatorRole::on_contribution(InboundMessage &&message) {
     const WireHeader &h = message.header;
     if (spec_.fail_at == FailPoint::Aggregate && !error_) fail(ErrorId::InjectedFailure, "at the first contribution");
-    const auto worker = static_cast<int>(h.sender);
     counters_.bytes_received += sizeof(WireHeader) + message.bytes;
     ++counters_.messages_received;
-    if (worker >= spec_.workers() || worker == spec_.my_worker || h.shard_lo != lo_ || h.shard_hi != hi_) {
+    // The sender is compared unsigned: cast to int first, one past INT_MAX would pass as negative.
+    if (h.sender >= static_cast<std::uint32_t>(spec_.workers()) || static_cast<int>(h.sender) == spec_.my_worker ||
+        h.shard_lo != lo_ || h.shard_hi != hi_) {
         fail(ErrorId::ProtocolViolation, "contribution from an unexpected sender or for another shard");
         transport_.release(message);
         return;
     }
-    Stream &s = streams_[static_cast<std::size_t>(worker)];
+    // Every contribution moves its worker's stream on. An empty one would sort after a kept piece
+    // beginning where it does, where release_consumed() and covered() never get past it: a stall.
+    if (h.begin >= h.end) {
+        fail(ErrorId::ProtocolViolation, "empty contribution range");
+        transport_.release(message);
+        return;
+    }
+    Stream &s = streams_[static_cast<std::size_t>(h.sender)];
     // Ranges of one worker tile the shard: a new one must not overlap what is kept or consumed.
     bool overlaps = h.begin < s.next_begin;
     for (const auto &p : s.pieces)
@@ -140,8 +148,17 @@ bool AggregatorRole::make_ready(InboundPiece &piece) {
         std::memcpy(piece.buffer.data(), payload, piece.message.bytes);
         payload = piece.buffer.data();
     }
+    // Read where its sender can still write it: the block numbers, which the cursor reads again when
+    // it reduces, go into the piece's own buffer (unused otherwise) and are checked there.
+    std::uint32_t *index_copy = nullptr;
+    if (piece.message.sender_writable && payload == piece.message.data) {
+        if (const std::size_t bytes = packed_index_bytes(piece.message.header, piece.message.bytes)) {
+            piece.buffer = res_.buffers.acquire(bytes);
+            index_copy = reinterpret_cast<std::uint32_t *>(piece.buffer.data());
+        }
+    }
     if (const char *bad =
-            check_payload(piece.message.header, spec_.layout, payload, piece.message.bytes, &piece.view)) {
+            check_payload(piece.message.header, spec_.layout, payload, piece.message.bytes, &piece.view, index_copy)) {
         fail(ErrorId::ProtocolViolation, std::string("malformed contribution: ") + bad);
         return false;
     }

@@ -17,8 +17,19 @@ class Coverage {
     }
     std::uint64_t prefix() const { return prefix_; }
 
-    // Marks [begin, end) covered. Ranges never overlap (each message covers its own range).
-    void add(std::uint64_t begin, std::uint64_t end) {
+    // Whether [begin, end) may be added: not empty, and overlapping nothing covered or pending. Each
+    // message covers a range of its own; one overlapping another would keep the prefix from ever
+    // getting past the other's end.
+    bool can_add(std::uint64_t begin, std::uint64_t end) const {
+        if (begin >= end || begin < prefix_) return false;
+        for (const auto &p : pending_)
+            if (begin < p.second && p.first < end) return false;
+        return true;
+    }
+
+    // Marks [begin, end) covered; false, marking nothing, when can_add() says no.
+    bool add(std::uint64_t begin, std::uint64_t end) {
+        if (!can_add(begin, end)) return false;
         if (begin == prefix_) {
             prefix_ = end;
             // Absorb ranges that became contiguous.
@@ -35,9 +46,10 @@ class Coverage {
                     }
                 }
             }
-            return;
+            return true;
         }
         pending_.emplace_back(begin, end);
+        return true;
     }
 
   private:

@@ -27,7 +27,9 @@ struct OutboundMessage {
 // A message that arrived; its payload is here (eager) or being fetched (rendezvous).
 struct InboundPiece {
     InboundMessage message;
-    BufferPool::Buffer buffer;     // where a rendezvous payload (or a realigned eager one) lives
+    // Where a rendezvous payload (or a realigned eager one) lives, or the block numbers of a payload
+    // its sender can still write, copied out.
+    BufferPool::Buffer buffer;
     std::byte *landing = nullptr;  // or: where it was fetched to in shared memory (results to forward)
     Completion fetch;
     bool ready = false;
@@ -89,6 +91,7 @@ struct StreamResources {
     std::vector<float> wide;                  // float accumulator of 16-bit float windows
     std::vector<std::uint32_t> plan_index;    // worker's message plan scratch
     std::vector<std::uint32_t> result_index;  // aggregator's packed result block numbers
+    std::vector<std::uint32_t> index_copy;    // worker: block numbers copied from where their sender writes
     std::vector<GatheredRecord> records;      // the allgather algorithm's records
     PhaseProfile *profile = nullptr;          // the running operation's communicator's, when profiling
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <sstream>
 
 #include "core/error.h"
@@ -49,6 +50,7 @@ void WorkerRole::restart() {
                           transport_.shares_in_place(&peer, 1, data, spec_.layout.run_bytes(s.next, s.hi - s.next));
     }
     res_.plan_index.resize(static_cast<std::size_t>(spec_.max_blocks_per_message()));
+    res_.index_copy.reserve(static_cast<std::size_t>(spec_.max_blocks_per_message()));
     // Results in flight are bounded by the credits: each of the `window` unanswered contributions
     // per aggregator is answered by at most a few result messages. Reserved once, so that timing
     // that puts more in flight than the last call did allocates nothing.
@@ -167,10 +169,12 @@ void WorkerRole::on_result(InboundMessage &&message) {
     }
     counters_.bytes_received += sizeof(WireHeader) + message.bytes;
     ++counters_.messages_received;
-    const auto a = static_cast<int>(h.sender);
-    if (a >= spec_.aggregators() || a == spec_.my_aggregator || h.shard_lo != spec_.shard_lo(a) ||
-        h.shard_hi != spec_.shard_hi(a) || h.begin < shards_[static_cast<std::size_t>(a)].results.prefix()) {
-        fail(ErrorId::ProtocolViolation, "result from an unexpected sender or for a range already covered");
+    // The sender is compared unsigned: cast to int first, one past INT_MAX would pass as negative.
+    const bool known = h.sender < static_cast<std::uint32_t>(spec_.aggregators());
+    const int a = known ? static_cast<int>(h.sender) : -1;
+    if (!known || a == spec_.my_aggregator || h.shard_lo != spec_.shard_lo(a) || h.shard_hi != spec_.shard_hi(a) ||
+        !shards_[static_cast<std::size_t>(a)].results.can_add(h.begin, h.end)) {
+        fail(ErrorId::ProtocolViolation, "result from an unexpected sender, or for an empty or already covered range");
         transport_.release(message);
         return;
     }
@@ -182,8 +186,9 @@ void WorkerRole::on_result(InboundMessage &&message) {
             std::memcpy(copy.data(), payload, message.bytes);
             payload = copy.data();
         }
+        const bool sender_writable = message.sender_writable && copy.data() == nullptr;
         store_result(h, payload, message.bytes, copy.data() != nullptr ? PayloadHome::Owned : PayloadHome::Transient,
-                     &copy);
+                     &copy, sender_writable);
         res_.buffers.release(std::move(copy));
         transport_.release(message);
         return;
@@ -211,9 +216,18 @@ void WorkerRole::on_result(InboundMessage &&message) {
 }
 
 void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes, PayloadHome home,
-                              BufferPool::Buffer *owned) {
+                              BufferPool::Buffer *owned, bool sender_writable) {
+    // The sink reads the block numbers again to write: from a copy the sender cannot change.
+    std::uint32_t *index_copy = nullptr;
+    if (sender_writable) {
+        if (const std::size_t index_bytes = packed_index_bytes(h, bytes)) {
+            const std::size_t n = index_bytes / sizeof(std::uint32_t);
+            if (res_.index_copy.size() < n) res_.index_copy.resize(n);
+            index_copy = res_.index_copy.data();
+        }
+    }
     MessageView view;
-    if (const char *bad = check_payload(h, spec_.layout, payload, bytes, &view)) {
+    if (const char *bad = check_payload(h, spec_.layout, payload, bytes, &view, index_copy)) {
         fail(ErrorId::ProtocolViolation, std::string("malformed result: ") + bad);
         return;
     }
@@ -261,7 +275,12 @@ void WorkerRole::local_result(std::uint64_t begin, std::uint64_t end) {
 void WorkerRole::result_covered(int aggregator, std::uint64_t begin, std::uint64_t end) {
     Shard &s = shards_[static_cast<std::size_t>(aggregator)];
     const bool was_done = s.results.prefix() == s.hi;
-    s.results.add(begin, end);
+    // on_result checked the range, but fetches complete in any order: two overlapping ones in flight
+    // at once are found here.
+    if (!s.results.add(begin, end)) {
+        fail(ErrorId::ProtocolViolation, "results for overlapping or empty ranges");
+        return;
+    }
     // Each message the aggregator has answered past returns its credit.
     std::size_t answered = 0;
     while (answered < s.unacked.size() && s.unacked[answered] <= s.results.prefix())
@@ -278,36 +297,48 @@ bool WorkerRole::settle_fetches() {
 bool WorkerRole::poll_fetches() {
     bool progressed = false;
     for (auto it = fetches_.begin(); it != fetches_.end();) {
-        InboundPiece &p = **it;
-        if (!p.fetch.done()) {
+        if (!(*it)->fetch.done()) {
             ++it;
             continue;
         }
         progressed = true;
-        const WireHeader &h = p.message.header;
-        if (p.fetch.failed) {
-            fail(ErrorId::TransportFailure, "fetching a result failed: " + p.fetch.failure);
-        } else if (p.landing != nullptr) {
-            store_result(h, p.landing, p.message.bytes, PayloadHome::Shared);  // to be forwarded
-        } else if (p.buffer.data() == nullptr) {
-            // Fetched into the output (its length was checked before): the sink finds the run in
-            // place and writes only the zeros around it, when it writes zeros.
-            MessageView view;
-            view.cover_begin = h.begin;
-            view.cover_end = h.end;
-            view.dense = true;
-            view.first = h.first;
-            view.n = h.nblocks;
-            view.data = sink_.in_place(h.first, h.nblocks);
-            write_result(h, view);
-        } else {
-            store_result(h, p.buffer.data(), p.message.bytes, PayloadHome::Owned, &p.buffer);
-        }
-        res_.buffers.release(std::move(p.buffer));
-        res_.inbound.put(std::move(*it));
+        // Out of the list before it is stored: a piece that fails is not stored (or forwarded) again
+        // on every later poll, which would keep settle_fetches() from ever finishing.
+        std::unique_ptr<InboundPiece> piece = std::move(*it);
         it = fetches_.erase(it);
+        try {
+            store_fetched(*piece);
+        } catch (const Error &e) {
+            fail(e.id(), e.detail());
+        } catch (const std::bad_alloc &) {
+            fail(ErrorId::OutOfMemory, "storing a fetched result");
+        }
+        res_.buffers.release(std::move(piece->buffer));
+        res_.inbound.put(std::move(piece));
     }
     return progressed;
+}
+
+void WorkerRole::store_fetched(InboundPiece &p) {
+    const WireHeader &h = p.message.header;
+    if (p.fetch.failed) {
+        fail(ErrorId::TransportFailure, "fetching a result failed: " + p.fetch.failure);
+    } else if (p.landing != nullptr) {
+        store_result(h, p.landing, p.message.bytes, PayloadHome::Shared);  // to be forwarded
+    } else if (p.buffer.data() == nullptr) {
+        // Fetched into the output (its length was checked before): the sink finds the run in place
+        // and writes only the zeros around it, when it writes zeros.
+        MessageView view;
+        view.cover_begin = h.begin;
+        view.cover_end = h.end;
+        view.dense = true;
+        view.first = h.first;
+        view.n = h.nblocks;
+        view.data = sink_.in_place(h.first, h.nblocks);
+        write_result(h, view);
+    } else {
+        store_result(h, p.buffer.data(), p.message.bytes, PayloadHome::Owned, &p.buffer);
+    }
 }
 
 bool WorkerRole::reap_sends() {

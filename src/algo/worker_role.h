@@ -61,14 +61,18 @@ class WorkerRole {
     bool send_contributions(Shard &shard);
     [[noreturn]] void exit_after_sends();
     bool poll_fetches();
+    // Stores (and forwards) a result whose fetch completed.
+    void store_fetched(InboundPiece &piece);
     bool reap_sends();
     // Where a result's payload is, for passing it on: the transport's (valid during the call), in a
     // pooled buffer this rank may hand over, or in shared memory the node's workers read in place.
     enum class PayloadHome { Transient, Owned, Shared };
     // Checks a result, passes it on to the node's workers when this rank forwards the shard (taking
-    // `owned` when the payload is Owned), writes it into the output.
+    // `owned` when the payload is Owned), writes it into the output. sender_writable: the payload
+    // lies where its sender can still write it (InboundMessage::sender_writable).
     void store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes,
-                      PayloadHome home = PayloadHome::Transient, BufferPool::Buffer *owned = nullptr);
+                      PayloadHome home = PayloadHome::Transient, BufferPool::Buffer *owned = nullptr,
+                      bool sender_writable = false);
     void forward_result(const Shard &shard, const WireHeader &h, const std::byte *payload, std::size_t bytes,
                         PayloadHome home, BufferPool::Buffer *owned);
     // Writes a checked result into the output (timed as ResultWrite) and records its coverage.

@@ -29,6 +29,9 @@ struct InboundMessage {
     const std::byte *data = nullptr;
     std::size_t bytes = 0;
     bool rendezvous = false;
+    // `data` lies in memory its sender can still write (a peer's shared segment): what decides where
+    // the receiver writes (packed block numbers) must be copied out before it is checked.
+    bool sender_writable = false;
     void *handle = nullptr;    // transport-owned descriptor (released by fetch() or release())
     std::uint8_t storage = 0;  // how the transport holds the payload (transport-private)
 };

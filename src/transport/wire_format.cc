@@ -33,7 +33,7 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes) {
 }
 
 const char *check_payload(const WireHeader &h, const BlockLayout &layout, const std::byte *payload,
-                          std::size_t payload_bytes, MessageView *view) {
+                          std::size_t payload_bytes, MessageView *view, std::uint32_t *index_copy) {
     *view = MessageView{};
     // Self-contained: nothing here relies on check_header having run, or on the caller having
     // matched the header to its own vector (the view is used to write into the receiver's memory).
@@ -68,6 +68,10 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
     // The index starts at a multiple of 4 after the block data, so the payload's length is one too.
     if (payload_bytes % sizeof(std::uint32_t) != 0) return "packed payload length not a multiple of 4";
     const auto *idx = reinterpret_cast<const std::uint32_t *>(payload + (payload_bytes - index_bytes));
+    if (index_copy != nullptr) {
+        std::memcpy(index_copy, idx, index_bytes);
+        idx = index_copy;
+    }
     if (!ascending_below(idx, static_cast<std::size_t>(h.nblocks), h.end - h.begin))
         return "block numbers not ascending or outside the range";
     const std::size_t data_bytes =

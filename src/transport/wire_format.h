@@ -90,7 +90,20 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes);
 
 // Checks a payload against its (already checked) header and the receiver's layout: length, index
 // order and range. Returns a description of the first problem, or nullptr and fills *view.
+// index_copy, when given (packed_index_bytes(h, payload_bytes) bytes, 4-byte aligned): a packed
+// payload's block numbers are copied there first, and checked and viewed there. For a payload its
+// sender can still write (InboundMessage::sender_writable): the block numbers decide where the
+// receiver writes, so they must not change between the check and the writes. (Block data and a
+// dense run's presence bits may change harmlessly: they decide values, and which blocks of a checked
+// run are taken.)
 const char *check_payload(const WireHeader &h, const BlockLayout &layout, const std::byte *payload,
-                          std::size_t payload_bytes, MessageView *view);
+                          std::size_t payload_bytes, MessageView *view, std::uint32_t *index_copy = nullptr);
+
+// The bytes of a packed payload's block numbers (for check_payload's index_copy); 0 for a dense run,
+// a message without blocks, or a payload too short to hold them (which check_payload rejects).
+inline std::size_t packed_index_bytes(const WireHeader &h, std::size_t payload_bytes) {
+    if ((h.flags & kDenseRun) || h.nblocks == 0 || h.nblocks > payload_bytes / sizeof(std::uint32_t)) return 0;
+    return static_cast<std::size_t>(h.nblocks) * sizeof(std::uint32_t);
+}
 
 }  // namespace mpix::sparse::detail

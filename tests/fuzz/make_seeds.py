@@ -12,11 +12,11 @@ CONTRIBUTION, RESULT, GOODBYE, ABORT, STALLED = 1, 2, 3, 4, 5
 DENSE, PRESENCE = 1, 2
 
 
-def receiver(count, block, elem_type=0, op=0, records=False, ranks=1):
+def receiver(count, block, elem_type=0, op=0, records=False, ranks=1, rewritten=False):
     c = count - 1
     b = block - 1
     return bytes([c & 0xFF, (c >> 8) & 0xFF, (c >> 16) & 0x3F, b & 0xFF, (b >> 8) & 3, elem_type, op,
-                  (1 if records else 0) | ((ranks - 1) << 1)])
+                  (1 if records else 0) | ((ranks - 1) << 1) | (8 if rewritten else 0)])
 
 
 def header(kind, count, block, begin, end, nblocks, flags=0, first=0, shard_lo=0, shard_hi=None, elem_type=0, op=0):
@@ -35,11 +35,17 @@ def seeds():
     r = receiver(count, block)
     # Packed: blocks 3, 7, 50 of [0, 100), then their numbers.
     yield "packed", r + header(CONTRIBUTION, count, block, 0, 100, 3) + floats(30) + struct.pack("<3I", 3, 7, 50)
+    # The same, rewritten by its sender after the check (block numbers 3, 7, 50 become ~3, ~7, ~50).
+    yield "packed_rewritten", receiver(count, block, rewritten=True) + header(CONTRIBUTION, count, block, 0, 100, 3) + \
+        floats(30) + struct.pack("<3I", 3, 7, 50)
     # Dense run [20, 24) of [10, 40).
     yield "dense", r + header(RESULT, count, block, 10, 40, 4, DENSE, 20) + floats(40)
     # Dense run [20, 26) with a presence bitmap (blocks 20, 21, 25).
     yield "presence", r + header(RESULT, count, block, 10, 40, 6, DENSE | PRESENCE, 20) + floats(60) + \
         struct.pack("<I", 0b100011)
+    # ... rewritten by its sender after the check (every block of the run present).
+    yield "presence_rewritten", receiver(count, block, rewritten=True) + \
+        header(RESULT, count, block, 10, 40, 6, DENSE | PRESENCE, 20) + floats(60) + struct.pack("<I", 0b100011)
     # The vector's partial last block: count 995 -> block 99 holds 5 elements.
     r2 = receiver(995, block)
     yield "partial", r2 + header(RESULT, 995, block, 90, 100, 2) + floats(15) + struct.pack("<2I", 1, 9)

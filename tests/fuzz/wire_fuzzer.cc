@@ -4,8 +4,10 @@
 // the fuzzer explores messages that disagree with it. The header goes through check_header and the
 // payload through check_payload, as the roles do; an accepted message is then walked by the message
 // cursor, reduced into an accumulator window by window (the aggregator's intake) and written by
-// every result sink (dense, dense writing zeros, collecting, staged for device outputs). In the
-// other mode (a flag bit) the payload is taken as allgather records of 1-4 ranks and reduced.
+// every result sink (dense, dense writing zeros, collecting, staged for device outputs). Another flag
+// bit puts the payload where its sender can still write it: its block numbers are checked in a copy,
+// as the roles do, and every payload byte is then rewritten before it is used. In the other mode (a
+// flag bit) the payload is taken as allgather records of 1-4 ranks and reduced.
 // Everything must either be rejected (MPIX_ERR_SPARSE_PROTOCOL: an Error or a check's message) or
 // processed without reading or writing outside its buffers (ASan/UBSan builds).
 #include <cstddef>
@@ -36,6 +38,7 @@ struct Receiver {
     ReduceOp op;
     bool records;  // the payload is allgather records
     int ranks;
+    bool rewritten;  // the sender rewrites the payload after the receiver checked it
 };
 
 Receiver receiver_of(const std::uint8_t *p) {
@@ -50,6 +53,7 @@ Receiver receiver_of(const std::uint8_t *p) {
     r.layout = BlockLayout{raw % 65536 + 1, block, static_cast<std::uint32_t>(element_size(r.type))};
     r.records = (p[7] & 1) != 0;
     r.ranks = 1 + ((p[7] >> 1) & 3);
+    r.rewritten = (p[7] & 8) != 0;
     return r;
 }
 
@@ -61,9 +65,14 @@ std::unique_ptr<std::byte[]> exact_copy(const std::uint8_t *p, std::size_t n) {
     return b;
 }
 
-void feed_message(const Receiver &r, const WireHeader &h, const std::byte *payload, std::size_t bytes) {
+void feed_message(const Receiver &r, const WireHeader &h, std::byte *payload, std::size_t bytes) {
     MessageView view;
-    if (check_payload(h, r.layout, payload, bytes, &view) != nullptr) return;  // rejected
+    std::vector<std::uint32_t> index_copy(r.rewritten ? packed_index_bytes(h, bytes) / sizeof(std::uint32_t) : 0);
+    if (check_payload(h, r.layout, payload, bytes, &view, index_copy.empty() ? nullptr : index_copy.data()) != nullptr)
+        return;  // rejected
+    if (r.rewritten)
+        for (std::size_t i = 0; i < bytes; ++i)
+            payload[i] = ~payload[i];
     const std::size_t total = r.layout.total_bytes();
     // The aggregator's intake: batches of the message reduced window by window.
     StreamResources resources;

@@ -5,17 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <sstream>
 
 #include "algo/contribution_source.h"
+#include "algo/coverage.h"
 #include "algo/device_staging.h"
 #include "algo/result_sink.h"
 #include "algo/streaming_operation.h"
 #include "core/block_scan.h"
+#include "core/error.h"
 #include "core/result_fanout.h"
 #include "loopback_fabric.h"
 #include "test_data.h"
@@ -316,6 +320,298 @@ TEST(StreamingProtocol, RandomizedScenarios) {
         run_scenario(sc);
         if (::testing::Test::HasFailure()) break;
     }
+}
+
+// Coverage of results that arrive in any order: a range that is empty, or overlaps one covered or
+// pending, is refused (an overlap would keep the prefix short of the end forever).
+TEST(Coverage, RefusesEmptyAndOverlappingRanges) {
+    Coverage c;
+    c.reset(10);
+    EXPECT_TRUE(c.add(20, 30));
+    EXPECT_FALSE(c.add(25, 35)) << "overlaps the pending [20, 30)";
+    EXPECT_FALSE(c.add(15, 21)) << "overlaps the pending [20, 30)";
+    EXPECT_FALSE(c.add(20, 30)) << "the same range twice";
+    EXPECT_FALSE(c.add(12, 12)) << "empty";
+    EXPECT_EQ(c.prefix(), 10u);
+    EXPECT_TRUE(c.add(10, 20));
+    EXPECT_EQ(c.prefix(), 30u);
+    EXPECT_FALSE(c.add(5, 12)) << "below the prefix";
+    EXPECT_FALSE(c.add(29, 31)) << "overlaps the prefix";
+    EXPECT_FALSE(c.add(30, 30)) << "empty, at the prefix";
+    EXPECT_TRUE(c.add(30, 31));
+    EXPECT_EQ(c.prefix(), 31u);
+}
+
+// One rank of a stream whose peers the test plays, over the loopback fabric: crafted messages go to
+// its operation, as from a broken or hostile peer, and what it sends back is read. The vector: 400
+// floats in 100 blocks of 4, one shard.
+constexpr std::uint64_t kBlocks = 100;
+
+// A rank's transport, with a hook called before each send: a peer's write landing between the rank's
+// check of a message and its use of it.
+class InterposedTransport final : public Transport {
+  public:
+    explicit InterposedTransport(Transport &inner) : inner_(inner) {}
+    void send(int peer, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done) override {
+        if (before_send) before_send();
+        inner_.send(peer, header, payload, bytes, done);
+    }
+    void fetch(InboundMessage &message, void *dest, Completion &done) override { inner_.fetch(message, dest, done); }
+    void release(InboundMessage &message) override { inner_.release(message); }
+    bool progress() override { return inner_.progress(); }
+    void wait() override {}
+
+    std::function<void()> before_send;
+
+  private:
+    Transport &inner_;
+};
+
+struct RankUnderTest {
+    // A dedicated aggregator (rank 2) of workers 0 and 1, or worker 0 (its input all zeros) of a
+    // dedicated aggregator (rank 1), writing into `sink` when given; with `forwards`, a worker 2 is on
+    // worker 0's node, which forwards it the results.
+    enum class Role { Aggregator, Worker };
+
+    explicit RankUnderTest(Role role, std::size_t eager_limit = std::size_t{1} << 20, ResultSink *sink = nullptr,
+                           bool forwards = false)
+        : layout{400, 4, 4}, rank(role == Role::Aggregator ? 2 : 0), input(layout.total_bytes()),
+          output(layout.total_bytes()), fabric(role == Role::Aggregator || forwards ? 3 : 2, eager_limit, 1),
+          transport(fabric.transport(rank)) {
+        spec.context = 7;
+        spec.seq = 3;
+        spec.layout = layout;
+        spec.shard_bounds = {0, kBlocks};
+        if (role == Role::Aggregator) {
+            spec.worker_peer = {0, 1};
+            spec.aggregator_peer = {2};
+            spec.my_aggregator = 0;
+        } else {
+            spec.worker_peer = {0};
+            spec.aggregator_peer = {1};
+            spec.my_worker = 0;
+            if (forwards) {
+                spec.worker_peer = {0, 2};
+                fanout.forward = {{2}};
+                spec.fanout = &fanout;
+            }
+            bitmap.reset(layout.num_blocks());
+            source = std::make_unique<BitmapSource>(input.data(), layout, bitmap);
+            dense_sink = std::make_unique<DenseResultSink>(output.data(), layout, DenseResultSink::Zeros::Written);
+            if (sink == nullptr) sink = dense_sink.get();
+        }
+        op = std::make_unique<StreamingOperation>(spec, transport, resources, counters, source.get(), sink);
+        fabric.set_sink(rank, [this](InboundMessage &&m) { op->on_message(std::move(m)); });
+        // What the rank sends to rank 0 (a worker, when the rank aggregates) is kept.
+        if (rank != 0)
+            fabric.set_sink(0, [this](InboundMessage &&m) {
+                std::vector<std::uint64_t> copy((m.bytes + 7) / 8);
+                if (m.bytes > 0) std::memcpy(copy.data(), m.data, m.bytes);
+                to_rank0.push_back({m.header, std::move(copy), m.bytes});
+                fabric.transport(0).release(m);
+            });
+    }
+
+    WireHeader header(MessageKind kind, std::uint32_t sender, std::uint64_t begin, std::uint64_t end) const {
+        WireHeader h;
+        h.kind = kind;
+        h.elem_type = static_cast<std::uint8_t>(spec.type);
+        h.reduce_op = static_cast<std::uint8_t>(spec.op);
+        h.context = spec.context;
+        h.sender = sender;
+        h.block_elems = layout.block_elems;
+        h.num_workers = static_cast<std::uint32_t>(spec.workers());
+        h.seq = spec.seq;
+        h.count = layout.count;
+        h.shard_lo = 0;
+        h.shard_hi = kBlocks;
+        h.begin = begin;
+        h.end = end;
+        return h;
+    }
+
+    // A message as the transport hands it over, its payload where the test keeps it.
+    void deliver(const WireHeader &h, const void *payload = nullptr, std::size_t bytes = 0,
+                 bool sender_writable = false) {
+        InboundMessage m;
+        m.header = h;
+        m.data = static_cast<const std::byte *>(payload);
+        m.bytes = bytes;
+        m.sender_writable = sender_writable;
+        op->on_message(std::move(m));
+    }
+
+    // Advances the rank (as its communicator does, failing the operation on an exception) until it
+    // is done; false if it is not within `rounds` rounds.
+    bool run(int rounds = 1000) {
+        for (int i = 0; i < rounds && !op->done(); ++i) {
+            try {
+                fabric.transport(rank).progress();
+                op->advance();
+            } catch (const Error &e) {
+                op->fail({e.id(), e.detail()});
+            }
+        }
+        if (rank != 0)  // what it sent to rank 0, into to_rank0
+            while (fabric.transport(0).progress()) {
+            }
+        return op->done();
+    }
+
+    ErrorId error() const { return op->error().id; }
+
+    // The blocks the results kept from rank 0 carry.
+    std::vector<std::uint64_t> result_blocks() const {
+        std::vector<std::uint64_t> blocks;
+        for (const Received &r : to_rank0) {
+            if (r.header.kind != MessageKind::Result) continue;
+            MessageView view;
+            const char *bad =
+                check_payload(r.header, layout, reinterpret_cast<const std::byte *>(r.payload.data()), r.bytes, &view);
+            EXPECT_EQ(bad, nullptr) << bad;
+            if (bad != nullptr) continue;
+            MessageCursor(view, layout).take_until(MessageCursor::kEnd, [&](const BlockBatch &b) {
+                for (std::size_t i = 0; i < b.n; ++i)
+                    blocks.push_back(b.block(i));
+            });
+        }
+        return blocks;
+    }
+
+    struct Received {
+        WireHeader header;
+        std::vector<std::uint64_t> payload;  // 8-byte aligned for check_payload
+        std::size_t bytes;
+    };
+
+    BlockLayout layout;
+    StreamSpec spec;
+    ResultFanout fanout;
+    int rank;
+    std::vector<std::byte> input, output;
+    BlockBitmap bitmap;
+    std::unique_ptr<BitmapSource> source;
+    std::unique_ptr<DenseResultSink> dense_sink;
+    StreamResources resources;
+    OpCounters counters;
+    std::vector<Received> to_rank0;
+    LoopbackFabric fabric;  // after what its queued messages refer to: destroyed first
+    InterposedTransport transport;
+    std::unique_ptr<StreamingOperation> op;
+};
+
+// One packed block, number `block`, of ones: 16 bytes of data, then its number.
+struct PackedBlock {
+    explicit PackedBlock(std::uint32_t block) {
+        const float one = 1.0f;
+        for (int i = 0; i < 4; ++i)
+            std::memcpy(&words[static_cast<std::size_t>(i)], &one, 4);
+        words[4] = block;
+    }
+    static constexpr std::size_t kBytes = 20;
+    alignas(8) std::array<std::uint32_t, 5> words{};
+};
+
+// A sender index is compared unsigned: one past INT_MAX, cast to int first, passed as negative and
+// indexed far outside the rank's per-peer arrays.
+TEST(CraftedMessages, SenderIndexOutOfRangeIsAProtocolViolation) {
+    for (std::uint32_t sender : {2u, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu}) {
+        SCOPED_TRACE(sender);
+        RankUnderTest aggregator(RankUnderTest::Role::Aggregator);
+        aggregator.deliver(aggregator.header(MessageKind::Contribution, sender, 0, kBlocks));
+        ASSERT_TRUE(aggregator.run());
+        EXPECT_EQ(aggregator.error(), ErrorId::ProtocolViolation);
+        RankUnderTest worker(RankUnderTest::Role::Worker);
+        worker.deliver(worker.header(MessageKind::Result, sender == 2u ? 1u : sender, 0, kBlocks));
+        ASSERT_TRUE(worker.run());
+        EXPECT_EQ(worker.error(), ErrorId::ProtocolViolation);
+    }
+}
+
+// Honest workers never send an empty range. One arriving after a kept piece that begins where it
+// does sorts behind that piece, where nothing ever consumes it: the stream stalled until the timeout.
+TEST(CraftedMessages, EmptyContributionIsAProtocolViolationNotAStall) {
+    RankUnderTest t(RankUnderTest::Role::Aggregator);
+    t.deliver(t.header(MessageKind::Contribution, 0, 0, 50));
+    t.deliver(t.header(MessageKind::Contribution, 0, 0, 0));
+    t.deliver(t.header(MessageKind::Contribution, 0, 50, kBlocks));
+    t.deliver(t.header(MessageKind::Contribution, 1, 0, kBlocks));
+    ASSERT_TRUE(t.run()) << "stalled: " << t.op->describe();
+    EXPECT_EQ(t.error(), ErrorId::ProtocolViolation);
+}
+
+// Result ranges that overlap a pending one kept the worker's coverage short of the end forever.
+TEST(CraftedMessages, OverlappingResultsAreAProtocolViolationNotAStall) {
+    RankUnderTest t(RankUnderTest::Role::Worker);
+    t.deliver(t.header(MessageKind::Result, 0, 10, 30));
+    t.deliver(t.header(MessageKind::Result, 0, 20, 40));  // overlaps [10, 30), still pending
+    t.deliver(t.header(MessageKind::Result, 0, 0, 10));
+    t.deliver(t.header(MessageKind::Result, 0, 40, kBlocks));
+    ASSERT_TRUE(t.run()) << "stalled: " << t.op->describe();
+    EXPECT_EQ(t.error(), ErrorId::ProtocolViolation);
+}
+
+// An output whose writes fail (as a device output's copy can).
+class FailingSink final : public ResultSink {
+  public:
+    std::byte *in_place(std::uint64_t, std::uint64_t) override { return nullptr; }
+    void write(const MessageView &) override {
+        ++writes;
+        throw Error(ErrorId::DeviceFailure, "the test's output refuses writes");
+    }
+    int writes = 0;
+};
+
+// A fetched result that fails to be stored fails the operation once; it used to stay in the list of
+// fetches and fail again at every later poll, so the failed operation never finished.
+TEST(CraftedMessages, FetchedResultThatFailsToStoreFailsOnce) {
+    FailingSink sink;
+    RankUnderTest t(RankUnderTest::Role::Worker, /*eager_limit=*/0, &sink);  // every payload fetched
+    const PackedBlock block(3);
+    WireHeader h = t.header(MessageKind::Result, 0, 0, kBlocks);
+    h.nblocks = 1;
+    Completion sent;
+    t.fabric.transport(1).send(0, h, block.words.data(), PackedBlock::kBytes, sent);
+    ASSERT_TRUE(t.run()) << "never finished: " << t.op->describe();
+    EXPECT_EQ(t.error(), ErrorId::DeviceFailure);
+    EXPECT_EQ(sink.writes, 1);
+    EXPECT_TRUE(sent.done());
+}
+
+// A payload in its sender's shared segment may be rewritten after the aggregator checked it (a bug,
+// or corrupted memory, in that process). The block numbers it reduces, which decide where it writes,
+// are the ones it checked: here block 3, not the 5 written later (nor anything out of range).
+TEST(CraftedMessages, AggregatorUsesTheBlockNumbersItChecked) {
+    RankUnderTest t(RankUnderTest::Role::Aggregator);
+    PackedBlock block(3);
+    WireHeader h = t.header(MessageKind::Contribution, 0, 0, kBlocks);
+    h.nblocks = 1;
+    t.deliver(h, block.words.data(), PackedBlock::kBytes, /*sender_writable=*/true);
+    block.words[4] = 5;
+    t.deliver(t.header(MessageKind::Contribution, 1, 0, kBlocks));
+    ASSERT_TRUE(t.run());
+    ASSERT_FALSE(t.op->error()) << t.op->error().detail;
+    EXPECT_EQ(t.result_blocks(), std::vector<std::uint64_t>{3});
+}
+
+// The same at a worker: between its check of a result and its write into the output, it forwards the
+// result to a worker of its node, and the sender rewrites the block number meanwhile. The block
+// written is the one checked.
+TEST(CraftedMessages, WorkerWritesTheBlockNumbersItChecked) {
+    RankUnderTest t(RankUnderTest::Role::Worker, std::size_t{1} << 20, nullptr, /*forwards=*/true);
+    PackedBlock block(3);
+    WireHeader h = t.header(MessageKind::Result, 0, 0, kBlocks);
+    h.nblocks = 1;
+    t.transport.before_send = [&] { block.words[4] = 5; };
+    t.deliver(h, block.words.data(), PackedBlock::kBytes, /*sender_writable=*/true);
+    t.transport.before_send = nullptr;
+    ASSERT_TRUE(t.run());
+    ASSERT_FALSE(t.op->error()) << t.op->error().detail;
+    float at3 = 0, at5 = 0;
+    std::memcpy(&at3, t.output.data() + t.layout.offset_of(3), 4);
+    std::memcpy(&at5, t.output.data() + t.layout.offset_of(5), 4);
+    EXPECT_EQ(at3, 1.0f);
+    EXPECT_EQ(at5, 0.0f);
 }
 
 }  // namespace

@@ -73,6 +73,7 @@ TEST_F(TwoWorkers, OnePayloadToTwoPeersIsStoredOnceAndReadInPlace) {
     for (const InboundMessage &m : got_.messages) {
         EXPECT_FALSE(m.rendezvous);
         EXPECT_EQ(m.header.flags, kDenseRun);  // the transport's flag is gone
+        EXPECT_TRUE(m.sender_writable);        // the sender may still write its segment
         ASSERT_EQ(m.bytes, payload.size());
         ASSERT_NE(m.data, nullptr);
         EXPECT_EQ(std::memcmp(m.data, payload.data(), payload.size()), 0);
@@ -106,6 +107,7 @@ TEST_F(TwoWorkers, SmallPayloadsAndPeersWithoutSharingGoThroughUcx) {
     for (const InboundMessage &m : got_.messages) {
         ASSERT_EQ(m.bytes, payload.size());
         EXPECT_EQ(m.data[3999], std::byte{7});
+        EXPECT_FALSE(m.sender_writable);
     }
 }
 
@@ -125,6 +127,7 @@ TEST_F(TwoWorkers, AnUnresolvableReferenceArrivesWithoutPayload) {
     EXPECT_EQ(m.header.flags, kDenseRun);
     EXPECT_EQ(m.data, nullptr);
     EXPECT_EQ(m.bytes, 0u);
+    EXPECT_FALSE(m.sender_writable);
 }
 
 }  // namespace

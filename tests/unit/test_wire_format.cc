@@ -74,6 +74,32 @@ TEST(WireFormat, PackedPayloadLengthAndIndexOrder) {
     EXPECT_NE(check_payload(h, kLayout, p, 40, &view), nullptr) << "block 2+6 lies outside [2, 8)";
 }
 
+// A payload its sender can still write (a peer's shared segment): the block numbers are checked and
+// viewed in the receiver's copy, so rewriting them afterwards changes nothing the receiver uses.
+TEST(WireFormat, PackedIndexCopiedBeforeItIsChecked) {
+    auto h = valid_header();
+    h.nblocks = 2;
+    std::vector<std::uint32_t> payload(8 + 2);  // two 16-byte blocks, then block numbers 1 and 4
+    payload[8] = 1;
+    payload[9] = 4;
+    auto *p = reinterpret_cast<const std::byte *>(payload.data());
+    EXPECT_EQ(packed_index_bytes(h, 40), 8u);
+    EXPECT_EQ(packed_index_bytes(h, 4), 0u) << "too short to hold them: check_payload rejects it";
+    std::vector<std::uint32_t> copy(2);
+    MessageView view;
+    ASSERT_EQ(check_payload(h, kLayout, p, 40, &view, copy.data()), nullptr);
+    EXPECT_EQ(view.index, copy.data());
+    payload[9] = 7;  // past the range [2, 8): had it been read again, a write outside it
+    EXPECT_EQ(view.index[1], 4u);
+    // The copy is what is checked: numbers out of order are rejected from it.
+    payload[9] = 1;
+    EXPECT_NE(check_payload(h, kLayout, p, 40, &view, copy.data()), nullptr);
+    // Dense runs have no block numbers to copy.
+    h.flags = kDenseRun;
+    h.first = 2;
+    EXPECT_EQ(packed_index_bytes(h, 32), 0u);
+}
+
 TEST(WireFormat, DenseRunWithPresence) {
     auto h = valid_header();
     h.flags = kDenseRun | kPresence;

@@ -204,6 +204,7 @@ ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::si
         }
         message.data = at;
         message.bytes = at != nullptr ? static_cast<std::size_t>(ref.bytes) : 0;
+        message.sender_writable = at != nullptr;
         message.storage = kShared;
     } else if (rendezvous) {
         message.rendezvous = true;
