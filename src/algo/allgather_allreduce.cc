@@ -17,9 +17,14 @@ constexpr std::size_t kScatterTileBytes = std::size_t{64} << 10;  // stays in L2
 }  // namespace
 
 // Record layout: uint64 n, then max_blocks uint64 block numbers, then max_blocks blocks of data,
-// padded to 8 bytes so every record's numbers stay aligned.
+// padded to 8 bytes so every record's numbers stay aligned. max_blocks comes from the agreement (one
+// peer's value): a size that overflows is UINT64_MAX, which fits no buffer, never a small wrapped one.
 std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t max_blocks) {
-    return (8 + max_blocks * (8 + layout.block_bytes()) + 7) / 8 * 8;
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(max_blocks, 8 + std::uint64_t{layout.block_bytes()}, &bytes) ||
+        __builtin_add_overflow(bytes, std::uint64_t{8 + 7}, &bytes))
+        return UINT64_MAX;
+    return bytes / 8 * 8;
 }
 
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,

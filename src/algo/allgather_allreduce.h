@@ -15,6 +15,7 @@ namespace mpix::sparse::detail {
 struct StreamResources;
 
 // Record layout: uint64 n, then max_blocks uint64 block numbers, then max_blocks blocks of data.
+// UINT64_MAX when the size overflows.
 std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t max_blocks);
 
 // This rank's record: its block count, block numbers and blocks (at most max_blocks).

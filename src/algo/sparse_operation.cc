@@ -15,7 +15,8 @@ namespace mpix::sparse::detail {
 namespace {
 
 bool all_equal(const SumMax &v, int ranks) {
-    return v.sum == v.max * ranks;
+    std::int64_t all = 0;  // values are remote: the product may overflow
+    return !__builtin_mul_overflow(v.max, ranks, &all) && v.sum == all;
 }
 
 // Codes outside the enums mark a type or op the sparse path cannot serve: ranks must agree on that
@@ -131,6 +132,19 @@ void SparseOperation::on_agreed() {
             return;
         }
     }
+    // Each rank counts its own blocks, so honest counts lie in [0, blocks]; anything else would size
+    // the allgather's records (a peer's count is everyone's record size). Refused on every rank alike,
+    // as a mismatch is: the agreed values are the same everywhere.
+    const SumMax &nonzero = v[AgreementFields::kNonzero];
+    const std::uint64_t blocks = call_.layout.num_blocks();
+    std::uint64_t most = 0;  // every rank's blocks (beyond 2^64: no bound on the saturated sum)
+    if (nonzero.max < 0 || static_cast<std::uint64_t>(nonzero.max) > blocks || nonzero.sum < 0 ||
+        (!__builtin_mul_overflow(blocks, static_cast<std::uint64_t>(workers), &most) &&
+         static_cast<std::uint64_t>(nonzero.sum) > most)) {
+        error_ = OpError{ErrorId::ProtocolViolation, "the agreement's block counts exceed the vector's blocks"};
+        finish();
+        return;
+    }
     const Group &group = state_.group();
     Demand &d = demand_;
     d.workers = workers;
@@ -177,7 +191,7 @@ void SparseOperation::tune_plan(const std::vector<SumMax> &v) {
     CallTuner &tuner = state_.tuner();
     const int ranks = state_.size();
     const SumMax &tag = v[AgreementFields::kTunerTag];
-    if (tag.sum == tag.max * ranks) tuner.learn(CallTuner::Report{tag.max, v[AgreementFields::kTunerTime].max});
+    if (all_equal(tag, ranks)) tuner.learn(CallTuner::Report{tag.max, v[AgreementFields::kTunerTime].max});
     if (!state_.tuning() || state_.config().algorithm != AlgorithmChoice::Auto || !call_.sparse_capable) return;
     unsigned allowed = 1u << static_cast<int>(Algorithm::Aggregator);
     if (call_.allow_dense) allowed |= 1u << static_cast<int>(Algorithm::Dense);

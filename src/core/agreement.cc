@@ -6,11 +6,13 @@
 namespace mpix::sparse::detail {
 namespace {
 
+// Any rank may contribute any value: sums saturate instead of overflowing (which C++ leaves undefined),
+// and a saturated sum fails every plausibility check made on it.
 void combine_sum_max(void *in, void *inout, int *len, MPI_Datatype *) {
     const auto *a = static_cast<const SumMax *>(in);
     auto *b = static_cast<SumMax *>(inout);
     for (int i = 0; i < *len; ++i) {
-        b[i].sum += a[i].sum;
+        if (__builtin_add_overflow(b[i].sum, a[i].sum, &b[i].sum)) b[i].sum = a[i].sum < 0 ? INT64_MIN : INT64_MAX;
         b[i].max = std::max(b[i].max, a[i].max);
     }
 }

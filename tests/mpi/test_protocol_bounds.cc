@@ -9,8 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "core/agreement.h"
 #include "core/comm_state.h"
+#include "core/element_type.h"
 #include "core/library.h"
+#include "core/planner.h"
 #include "mpi_test_util.h"
 
 namespace mpix::sparse::detail::testing {
@@ -76,6 +79,45 @@ TEST(ProtocolBounds, MessagesFarAheadFailTheOperationInsteadOfPilingUp) {
     const int rc = call(comm.get(), out);
     EXPECT_EQ(class_of(rc), rank == 0 ? MPIX_ERR_SPARSE_PROTOCOL : MPIX_ERR_SPARSE_REMOTE) << "rank " << rank;
     // Nothing of it stays behind: the next call is clean.
+    EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS);
+    EXPECT_EQ(out[0], static_cast<float>(size));
+}
+
+TEST(ProtocolBounds, AgreedBlockCountBeyondTheVectorIsRefused) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 2) GTEST_SKIP();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "allgather"}, {"mpix_sparse_dense_below", "0"}});
+    CommState *state = Library::get().find(comm.get());
+    ASSERT_NE(state, nullptr);
+    const std::uint64_t count = 200000;
+    std::vector<float> out(count);
+    if (rank == 1) {
+        // Rank 1 makes the call's agreement itself, matching every argument but claiming a block
+        // count whose allgather record size (1032 bytes a block) wraps to 16 bytes.
+        std::uint64_t inverse = 129;
+        for (int i = 0; i < 6; ++i)
+            inverse *= 2 - 129 * inverse;
+        const auto claimed = static_cast<std::int64_t>(inverse & ((std::uint64_t{1} << 61) - 1));
+        std::vector<SumMax> v(AgreementFields::kHeader +
+                                  histogram_bins(static_cast<int>(state->group().aggregators.size())),
+                              SumMax{0, 0});
+        auto put = [&](std::size_t i, std::int64_t x) { v[i] = SumMax{x, x}; };
+        put(AgreementFields::kCount, static_cast<std::int64_t>(count));
+        put(AgreementFields::kType, static_cast<std::int64_t>(ElementType::F32));
+        put(AgreementFields::kOp, static_cast<std::int64_t>(ReduceOp::Sum));
+        put(AgreementFields::kBlockElems, 256);
+        put(AgreementFields::kAlgorithm,
+            static_cast<std::int64_t>(state->config().algorithm) * 4 + (state->tuning() ? 3 : 0));
+        put(AgreementFields::kNonzero, claimed);
+        MPI_Request r = MPI_REQUEST_NULL;  // non-blocking, as the others' (blocking ones would not match)
+        ASSERT_EQ(Library::get().agreement().iallreduce(v, state->comm(), &r), MPI_SUCCESS);
+        ASSERT_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        state->skip_line();  // the call's sequence number, as the others used it
+    } else {
+        EXPECT_EQ(class_of(call(comm.get(), out)), MPIX_ERR_SPARSE_PROTOCOL) << "rank " << rank;
+    }
+    // Nothing was sized from it: the next call is clean.
     EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS);
     EXPECT_EQ(out[0], static_cast<float>(size));
 }

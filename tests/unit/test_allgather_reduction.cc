@@ -147,6 +147,24 @@ TEST(AllgatherReduction, NaNPassesThroughUnchanged) {
     EXPECT_EQ(out[0], 0.0f);
 }
 
+TEST(AllgatherReduction, RecordSizeThatOverflowsFitsNothing) {
+    // The most blocks a rank has is one peer's word (the agreement's maximum). Blocks of 256 floats
+    // take 1032 bytes with their numbers; 1032 * m wraps to 8 when 129 * m = 1 (mod 2^61), which a
+    // wrapping size would turn into a 16-byte record that the packing then overruns.
+    const BlockLayout layout{std::uint64_t{1} << 20, 256, 4};
+    std::uint64_t inverse = 129;  // Newton's iteration: each step doubles the correct low bits
+    for (int i = 0; i < 6; ++i)
+        inverse *= 2 - 129 * inverse;
+    const std::uint64_t wraps = inverse & ((std::uint64_t{1} << 61) - 1);
+    ASSERT_EQ(wraps * 1032, 8u);
+    EXPECT_EQ(allgather_record_bytes(layout, wraps), UINT64_MAX);
+    EXPECT_EQ(allgather_record_bytes(layout, UINT64_MAX), UINT64_MAX);
+    // 15 bytes a block (7 one-byte elements): 15 * (2^64 - 1) / 15 fits, the count and padding do not.
+    EXPECT_EQ(allgather_record_bytes(BlockLayout{100, 7, 1}, UINT64_MAX / 15), UINT64_MAX);
+    EXPECT_EQ(allgather_record_bytes(layout, 3), 8u + 3 * 1032);
+    EXPECT_EQ(allgather_record_bytes(BlockLayout{10, 1, 2}, 3), 40u);  // 8 + 3 * 10, padded to 8
+}
+
 TEST(ReduceKernels, ExactFromZeroRejectsZerosAndNaNs) {
     const ReduceKernels &f = kernels_for(ElementType::F32, ReduceOp::Sum);
     ASSERT_NE(f.exact_from_zero, nullptr);
