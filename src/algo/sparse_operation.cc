@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <new>
 #include <utility>
 
 #include "algo/allgather_allreduce.h"
@@ -308,8 +309,18 @@ void SparseOperation::start_stream() {
         stream_.emplace(spec_, state_.links(), scratch().resources, counters_, &source(), &sink(), group.rank);
     enter(Stage::Stream);
     if (error_) stream_->fail(error_);  // failed before the stream: its peers must learn of it
-    for (InboundMessage &m : held_)
-        stream_->on_message(std::move(m));
+    // The stream owns each message from here (moving one empties it in held_). One that a step throws
+    // on fails the stream, as a failure in its own steps does, and the rest still go to it.
+    for (InboundMessage &m : held_) {
+        try {
+            stream_->on_message(std::move(m));
+        } catch (const Error &e) {
+            stream_->fail({e.id(), e.detail()});
+        } catch (const std::bad_alloc &) {
+            stream_->fail({ErrorId::OutOfMemory, "taking a message that came early"});
+        }
+        state_.links().release(m);  // still here only when the step threw before taking it
+    }
     held_.clear();
 }
 

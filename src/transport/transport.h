@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "transport/wire_format.h"
 
@@ -24,6 +25,9 @@ class Transport;
 
 // A message as it arrived. Its payload is either here (`data`, valid until released) or still at
 // the sender (rendezvous: fetch() it into a buffer of `bytes` bytes).
+// Ownership of the payload (handle, storage) moves with the message: a moved-from message holds none,
+// so releasing it as well (say, what remains of a container after a step threw) frees nothing twice.
+// Header, data and bytes stay readable in both.
 struct InboundMessage {
     WireHeader header{};
     const std::byte *data = nullptr;
@@ -34,6 +38,21 @@ struct InboundMessage {
     bool sender_writable = false;
     void *handle = nullptr;    // transport-owned descriptor (released by fetch() or release())
     std::uint8_t storage = 0;  // how the transport holds the payload (transport-private)
+
+    InboundMessage() = default;
+    InboundMessage(const InboundMessage &) = delete;
+    InboundMessage &operator=(const InboundMessage &) = delete;
+    InboundMessage(InboundMessage &&other) noexcept { *this = std::move(other); }
+    InboundMessage &operator=(InboundMessage &&other) noexcept {
+        header = other.header;
+        data = other.data;
+        bytes = other.bytes;
+        rendezvous = other.rendezvous;
+        sender_writable = other.sender_writable;
+        handle = std::exchange(other.handle, nullptr);
+        storage = std::exchange(other.storage, std::uint8_t{0});
+        return *this;
+    }
 };
 
 // Receives messages for one context (one sparse communicator).

@@ -614,5 +614,37 @@ TEST(CraftedMessages, WorkerWritesTheBlockNumbersItChecked) {
     EXPECT_EQ(at5, 0.0f);
 }
 
+TEST(InboundMessage, MovingHandsOverThePayload) {
+    // A container's message handed on by move (held messages replayed into a stream) owns nothing
+    // afterwards: releasing what remains of the container (after a step threw) frees nothing twice.
+    LoopbackFabric fabric(2, 1024, 1);
+    std::vector<InboundMessage> held;
+    fabric.set_sink(1, [&](InboundMessage &&m) { held.push_back(std::move(m)); });
+    const std::uint32_t payload[4] = {1, 2, 3, 4};
+    Completion sent;
+    WireHeader h;
+    h.seq = 5;
+    fabric.transport(0).send(1, h, payload, sizeof payload, sent);
+    while (fabric.transport(1).progress()) {
+    }
+    ASSERT_EQ(held.size(), 1u);
+    ASSERT_NE(held[0].handle, nullptr);
+    held[0].sender_writable = true;  // as a payload in a peer's segment: the flag must travel too
+    InboundMessage taken(std::move(held[0]));
+    EXPECT_TRUE(taken.sender_writable);
+    EXPECT_EQ(held[0].handle, nullptr);
+    EXPECT_EQ(held[0].storage, 0);
+    EXPECT_EQ(held[0].header.seq, 5u);  // what it said stays readable
+    EXPECT_EQ(taken.bytes, sizeof payload);
+    EXPECT_EQ(std::memcmp(taken.data, payload, sizeof payload), 0);
+    InboundMessage again;
+    again = std::move(taken);
+    EXPECT_EQ(taken.handle, nullptr);
+    fabric.transport(1).release(again);
+    for (InboundMessage &m : held)
+        fabric.transport(1).release(m);
+    EXPECT_EQ(fabric.outstanding(), 0u);
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "transport/shared_segment.h"
@@ -22,7 +23,7 @@ class TwoWorkers : public ::testing::Test {
   protected:
     void SetUp() override {
         sender_ = std::make_unique<UcxWorker>([](InboundMessage &&) {});
-        receiver_ = std::make_unique<UcxWorker>([this](InboundMessage &&m) { got_.messages.push_back(m); });
+        receiver_ = std::make_unique<UcxWorker>([this](InboundMessage &&m) { got_.messages.push_back(std::move(m)); });
         receiver_->peer_segments().open_context(42);  // as connect() does for its communicator
         const std::vector<char> &a = receiver_->address();
         ep_ = sender_->endpoint(std::string(a.begin(), a.end()), false);
