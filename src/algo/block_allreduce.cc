@@ -107,7 +107,10 @@ void BlockAllreduce::start_dense() {
     if (count_ == 0) return;
     dense_in_ = sendbuf_;
     dense_out_ = recvbuf_;
-    if (device_ != nullptr && !stage_for_dense()) return;
+    if (device_ != nullptr && !stage_for_dense()) {
+        cannot_join(error());  // the failure stage_for_dense recorded
+        return;
+    }
     // A blocking call's dense path is MPI's own blocking MPI_Allreduce where that is the faster one
     // (CommState::blocking_dense: on one node, without a timeout). Every rank decides alike: the call
     // is blocking on every rank, and the plan, the streak and the configuration are shared. A timeout
@@ -127,6 +130,7 @@ bool BlockAllreduce::stage_for_dense() {
     DeviceStaging &staging = scratch().device;
     const std::size_t bytes = dense_bytes();
     dense_out_ = nullptr;
+    std::optional<OpError> failed;
     try {
         dense_out_ = on_device(kinds_.recv) ? static_cast<void *>(staging.output.reserve(*device_, bytes)) : recvbuf_;
         if (in_place_) {
@@ -137,9 +141,14 @@ bool BlockAllreduce::stage_for_dense() {
             dense_in_ = staged;
         }
     } catch (const Error &e) {
+        failed = OpError{e.id(), e.detail()};
+    } catch (const std::bad_alloc &) {
+        failed = OpError{ErrorId::OutOfMemory, "staging for the dense path"};
+    }
+    if (failed) {
         // The other ranks are in the collective already: join it with what there is and fail after
         // (as any local failure on the dense path does).
-        fail(OpError{e.id(), e.detail()});
+        fail(std::move(*failed));
         if (dense_out_ == nullptr) return false;  // no staging at all: nothing to join with
         if (dense_in_ == sendbuf_ && on_device(kinds_.send)) dense_in_ = MPI_IN_PLACE;  // never hand MPI device memory
     }

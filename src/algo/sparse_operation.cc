@@ -261,7 +261,25 @@ void SparseOperation::enter(Stage next) {
 void SparseOperation::go_dense() {
     algorithm_ = Algorithm::Dense;
     enter(Stage::Dense);
-    start_dense();
+    try {
+        start_dense();
+    } catch (const std::bad_alloc &) {
+        // start_dense allocates before its requests go out: without its buffers there is nothing to
+        // join the peers' dense collective with.
+        cannot_join({ErrorId::OutOfMemory, "the dense path's buffers"});
+    }
+}
+
+// This rank cannot enter the collective stage its peers enter now. Leaving it out would pair this
+// rank's next collective call with theirs, so the communicator breaks: this call and later ones fail
+// here (the peers, left waiting in the stage, learn of it as of a rank that stopped: by their timeout).
+void SparseOperation::cannot_join(OpError error) {
+    if (state_.size() == 1) {  // no peers to pair with
+        if (!error_) error_ = std::move(error);
+        finish();
+        return;
+    }
+    state_.break_state(error);  // abandons this operation, the communicator's active one
 }
 
 void SparseOperation::start_allgather() {
@@ -436,6 +454,19 @@ bool SparseOperation::progress() {
         // failure instead goes through fail(), which tells the peers.)
         if (stage_ == Stage::Stream || stage_ == Stage::Done) throw;
         if (!error_) error_ = OpError{e.id(), e.detail()};
+        finish();
+        return true;
+    } catch (const std::bad_alloc &) {
+        if (stage_ == Stage::Stream || stage_ == Stage::Done) throw;  // as above: CommState fails the stream
+        // Still agreeing: the plan or the next stage's buffers could not be had. Planning again would
+        // not do (the tuner counts each plan, so this rank could choose unlike its peers), and the
+        // peers are entering that stage now.
+        if (stage_ == Stage::Agree) {
+            cannot_join({ErrorId::OutOfMemory, "planning the call after its agreement"});
+            return true;
+        }
+        // After a stage's collective completed (its local results): every rank has left that stage.
+        if (!error_) error_ = OpError{ErrorId::OutOfMemory, "finishing the call"};
         finish();
         return true;
     }

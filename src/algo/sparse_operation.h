@@ -108,6 +108,9 @@ class SparseOperation : public Operation {
     void defer_dense_to_caller() { enter(Stage::DenseByCaller); }
     // Ends the operation: statistics, scratch back to the communicator.
     void finish();
+    // Out of memory for a collective stage the peers enter: ends the operation by breaking the
+    // communicator (on one rank, just ends it with `error`).
+    void cannot_join(OpError error);
 
     MpiRequests mpi_;
     SparseCall call_;

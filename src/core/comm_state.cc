@@ -316,6 +316,7 @@ bool CommState::progress() {
         if (!front_active_) {
             activate_front();
             moved = true;
+            if (broken_) return true;  // the operation broke the communicator (it could not join a stage)
         }
         Operation &op = *queue_.front();
         bool stepped = false;
@@ -326,6 +327,7 @@ bool CommState::progress() {
         } catch (const std::bad_alloc &) {
             op.fail({ErrorId::OutOfMemory, "advancing an operation"});
         }
+        if (broken_) return true;  // as above: the line is empty now
         moved |= stepped;
         if (!op.done()) {
             watch(stepped);
