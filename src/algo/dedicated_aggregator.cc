@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 
 #include "core/comm_state.h"
 #include "core/debug.h"
@@ -88,12 +89,25 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
         return workers;
     }
     MPI_Comm_free(&workers);
-    {
+    try {
+        {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            service->set_links(context, links.get());
+            library.add_busy(service.get());
+        }
+        library.wait_until([&] { return service->finished(); });
+    } catch (...) {
+        // Nothing may keep a pointer to the service (busy list, sinks), nor the service to the links,
+        // once they are gone; without the bounded wait below, what the transport may still touch is
+        // left behind.
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-        service->set_links(context, links.get());
-        library.add_busy(service.get());
+        library.remove_busy(service.get());
+        library.unregister_sink(context);
+        service->abandon();
+        service.reset();
+        links.reset();
+        throw;
     }
-    library.wait_until([&] { return service->finished(); });
     {
         // Nothing more reaches it: late messages for the context are dropped from here on.
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
@@ -178,22 +192,18 @@ bool DedicatedAggregator::start_next() {
         return m.header.seq == seq && m.header.kind == MessageKind::Contribution;
     });
     if (first == queued_.end()) {
-        for (auto it = queued_.begin(); it != queued_.end();) {
-            if (it->header.seq == seq) {
-                links_->release(*it);
-                it = queued_.erase(it);
-            } else {
-                ++it;
-            }
-        }
+        drop_queued(seq);
         next_seq_ = seq + 1;
         return true;
     }
     const WireHeader &h = first->header;
     const int me = group_.my_aggregator();
+    // The operation's number first: a failure while setting it up fails this one (fail_current).
     spec_ = StreamSpec{};
-    spec_.context = context_;
     spec_.seq = seq;
+    next_seq_ = seq + 1;
+    setting_up_ = true;
+    spec_.context = context_;
     spec_.type = static_cast<ElementType>(h.elem_type);
     spec_.op = static_cast<ReduceOp>(h.reduce_op);
     spec_.layout = BlockLayout{h.count, h.block_elems, static_cast<std::uint32_t>(element_size(spec_.type))};
@@ -207,8 +217,8 @@ bool DedicatedAggregator::start_next() {
     spec_.message_bytes = config_.message_bytes;
     spec_.window = config_.window;
     spec_.fail_at = config_.fail_at;
-    next_seq_ = seq + 1;
     op_.emplace(spec_, *links_, resources_, counters_, nullptr, nullptr, group_.rank);
+    setting_up_ = false;
     for (auto it = queued_.begin(); it != queued_.end();) {
         if (it->header.seq == seq) {
             op_->on_message(std::move(*it));
@@ -227,8 +237,58 @@ void DedicatedAggregator::finish_op() {
     op_.reset();
 }
 
+void DedicatedAggregator::drop_queued(std::uint64_t seq) {
+    for (auto it = queued_.begin(); it != queued_.end();) {
+        if (it->header.seq == seq) {
+            links_->release(*it);
+            it = queued_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+// The operation being served fails, as CommState fails its operations: its stream tells the workers.
+// One that failed while being set up has no stream: they are told here. Its messages still queued
+// (those after one a step threw on) are dropped, or the next start would take them for a new call.
+void DedicatedAggregator::fail_current(OpError error) {
+    const bool setting_up = setting_up_;
+    setting_up_ = false;
+    if (op_) op_->fail(std::move(error));  // finish_op reports it
+    if (op_ || setting_up) drop_queued(spec_.seq);
+    if (!setting_up) return;
+    if (debug_enabled())
+        std::cerr << "mpix_sparse: dedicated aggregator: operation " << spec_.seq << ": " << error.detail << '\n';
+    try {
+        for (int peer : group_.workers) {
+            auto m = resources_.outbound.get();
+            m->header.kind = MessageKind::Abort;
+            m->header.context = context_;
+            m->header.seq = spec_.seq;
+            m->header.sender = static_cast<std::uint32_t>(group_.rank);
+            links_->send(peer, m->header, nullptr, 0, m->sent);
+            resources_.drain(std::move(m));
+        }
+    } catch (...) {
+        // Out of memory even for that: the workers learn of it by their timeout.
+    }
+}
+
+// Nothing may escape to the progress engine (a progress thread would terminate, and create_dedicated
+// would be left waiting): a failure fails the operation being served and the service goes on.
 bool DedicatedAggregator::progress() {
     if (links_ == nullptr) return false;
+    try {
+        return serve();
+    } catch (const Error &e) {
+        fail_current({e.id(), e.detail()});
+    } catch (const std::bad_alloc &) {
+        fail_current({ErrorId::OutOfMemory, "serving an operation"});
+    }
+    return true;
+}
+
+bool DedicatedAggregator::serve() {
     bool progressed = false;
     resources_.reap();
     if (!op_) progressed |= start_next();

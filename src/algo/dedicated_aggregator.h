@@ -39,11 +39,18 @@ class DedicatedAggregator final : public MessageSink, public Progressable {
     bool finished() const;
     // Gives up memory the transport may still touch (after a bounded wait for it).
     bool settle() { return resources_.reap(); }
-    void abandon() { resources_.abandon(); }
+    // The operation in flight (if the service is left early) drains into the resources first.
+    void abandon() {
+        op_.reset();
+        resources_.abandon();
+    }
 
   private:
+    bool serve();
     bool start_next();
     void finish_op();
+    void fail_current(OpError error);
+    void drop_queued(std::uint64_t seq);
 
     Config config_;
     std::uint32_t context_ = 0;
@@ -55,6 +62,7 @@ class DedicatedAggregator final : public MessageSink, public Progressable {
     std::optional<StreamingOperation> op_;
     std::deque<InboundMessage> queued_;
     std::uint64_t next_seq_ = 0;
+    bool setting_up_ = false;         // start_next is between spec_.seq and a running op_
     std::vector<bool> said_goodbye_;  // per worker: goodbyes count once
     int goodbyes_ = 0;
 };

@@ -7,6 +7,10 @@
 
 namespace mpix::sparse::detail {
 
+// The largest block a communicator may be configured with (mpix_sparse_block_size), and so the
+// largest a peer's message may announce: receivers size buffers by it.
+constexpr std::uint32_t kMaxBlockElems = std::uint32_t{1} << 20;
+
 struct BlockLayout {
     std::uint64_t count = 0;        // elements in the vector
     std::uint32_t block_elems = 1;  // elements per block

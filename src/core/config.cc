@@ -7,6 +7,7 @@
 #include <exception>
 #include <vector>
 
+#include "core/block_layout.h"
 #include "core/error.h"
 
 namespace mpix::sparse::detail {
@@ -154,7 +155,7 @@ void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingNam
 
 Config apply_settings(Config c, const SettingLookup &lookup) {
     if (auto v = lookup(kBlockSize)) {
-        auto n = parse_unsigned(*v, 1, 1u << 20);
+        auto n = parse_unsigned(*v, 1, kMaxBlockElems);
         set_or_fail(c.block_elems, n ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(*n)) : std::nullopt,
                     ErrorId::InfoBlockSize, kBlockSize, *v);
     }

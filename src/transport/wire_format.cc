@@ -19,6 +19,7 @@ const char *check_header(const WireHeader &h, std::size_t header_bytes) {
     if (!is_sparse_capable(static_cast<ElementType>(h.elem_type), static_cast<ReduceOp>(h.reduce_op)))
         return "type and op are not sparse-capable";
     if (h.block_elems == 0 || h.num_workers == 0) return "zero block size or workers";
+    if (h.block_elems > kMaxBlockElems) return "block larger than any communicator's";
     const std::uint64_t blocks = (h.count + h.block_elems - 1) / h.block_elems;
     if (h.count > (std::uint64_t{1} << 62) || h.shard_lo > h.shard_hi || h.shard_hi > blocks)
         return "shard outside the vector";

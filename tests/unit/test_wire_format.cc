@@ -52,6 +52,21 @@ TEST(WireFormat, HeaderChecks) {
     EXPECT_NE(check_header(h, sizeof h), nullptr);
 }
 
+TEST(WireFormat, BlockLargerThanAnyCommunicatorsIsRefused) {
+    // Receivers size buffers by the block (a dedicated aggregator learns its layout from a header):
+    // a block beyond what mpix_sparse_block_size allows is malformed, not tens of GiB to allocate.
+    auto h = valid_header();
+    h.block_elems = kMaxBlockElems;
+    h.count = std::uint64_t{10} * h.block_elems;  // still 10 blocks
+    EXPECT_EQ(check_header(h, sizeof h), nullptr);
+    h.block_elems = kMaxBlockElems + 1;
+    h.count = std::uint64_t{10} * h.block_elems;
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+    h.block_elems = UINT32_MAX;
+    h.count = std::uint64_t{10} * h.block_elems;
+    EXPECT_NE(check_header(h, sizeof h), nullptr);
+}
+
 TEST(WireFormat, PackedPayloadLengthAndIndexOrder) {
     auto h = valid_header();
     h.nblocks = 2;
