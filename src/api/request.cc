@@ -167,9 +167,15 @@ void wait_for(MPIX_Sparse_request *request) {
     const auto describe = [&] { return r.op ? r.op->describe() : std::string("a request of a freed communicator"); };
     Library &library = Library::get();
     library.wait_until([&] { return retired_locked(r) || r.op->caller_work_pending(); }, describe);
-    if (!retired(r)) {
-        // Not retired, so its communicator cannot be freed meanwhile (that waits for its line).
-        r.op->run_caller_work();  // outside the engine lock (see Operation::caller_work_pending)
+    Operation *pending = nullptr;
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        if (!retired_locked(r)) pending = r.op.get();
+    }
+    if (pending != nullptr) {
+        // Not retired when looked at: its communicator's line holds it, so freeing the communicator
+        // waits for it (and an operation abandoned meanwhile is parked, never destroyed).
+        pending->run_caller_work();  // outside the engine lock (see Operation::caller_work_pending)
         library.wait_until([&] { return retired_locked(r); }, describe);
     }
     complete(request);

@@ -6,13 +6,15 @@
 namespace mpix::sparse::detail {
 namespace {
 
-// Any rank may contribute any value: sums saturate instead of overflowing (which C++ leaves undefined),
-// and a saturated sum fails every plausibility check made on it.
+// Any rank may contribute any value: sums wrap (in unsigned arithmetic: a signed overflow is undefined)
+// rather than saturate. MPI may combine in another order on each rank, and only a wrapping sum comes
+// out the same whatever the order; the checks made on it bound each rank's value by the exact max.
 void combine_sum_max(void *in, void *inout, int *len, MPI_Datatype *) {
     const auto *a = static_cast<const SumMax *>(in);
     auto *b = static_cast<SumMax *>(inout);
     for (int i = 0; i < *len; ++i) {
-        if (__builtin_add_overflow(b[i].sum, a[i].sum, &b[i].sum)) b[i].sum = a[i].sum < 0 ? INT64_MIN : INT64_MAX;
+        b[i].sum =
+            static_cast<std::int64_t>(static_cast<std::uint64_t>(b[i].sum) + static_cast<std::uint64_t>(a[i].sum));
         b[i].max = std::max(b[i].max, a[i].max);
     }
 }

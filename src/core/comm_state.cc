@@ -542,11 +542,19 @@ void CommState::unwatch(StateObserver *observer) {
 }
 
 void CommState::say_goodbye() {
-    if (!group_.dedicated || goodbye_sent_ || group_.my_worker() < 0 || broken_) return;
+    // Also on a broken communicator, as best it can: its aggregators wait for every worker's goodbye.
+    if (!group_.dedicated || goodbye_sent_ || group_.my_worker() < 0) return;
     goodbye_sent_ = true;
-    std::vector<std::unique_ptr<WireHeader>> headers;
-    std::vector<std::unique_ptr<Completion>> sent;
-    {
+    struct Farewells {  // what the transport refers to until the sends complete
+        std::vector<std::unique_ptr<WireHeader>> headers;
+        std::vector<std::unique_ptr<Completion>> sent;
+        bool done() const {
+            return std::all_of(sent.begin(), sent.end(), [](const auto &c) { return c->done(); });
+        }
+    };
+    auto farewells = std::make_shared<Farewells>();
+    Library &library = Library::get();
+    try {
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
         Transport &transport = links();
         for (std::size_t a = 0; a < group_.aggregators.size(); ++a) {
@@ -555,13 +563,19 @@ void CommState::say_goodbye() {
             h->context = context_;
             h->sender = static_cast<std::uint32_t>(group_.my_worker());
             h->seq = next_seq_;
-            sent.push_back(std::make_unique<Completion>());
-            transport.send(group_.aggregators[a], *h, nullptr, 0, *sent.back());
-            headers.push_back(std::move(h));
+            farewells->sent.push_back(std::make_unique<Completion>());
+            farewells->headers.push_back(std::move(h));
+            transport.send(group_.aggregators[a], *farewells->headers.back(), nullptr, 0, *farewells->sent.back());
         }
+    } catch (...) {
+        library.park(farewells);
+        throw;
     }
-    Library::get().wait_until(
-        [&] { return std::all_of(sent.begin(), sent.end(), [](const auto &c) { return c->done(); }); });
+    // Bounded: an aggregator that is gone (or a broken link) must not keep this rank here.
+    const auto deadline = std::chrono::steady_clock::now() + kTeardownGrace;
+    library.wait_until([&] { return farewells->done() || std::chrono::steady_clock::now() > deadline; });
+    std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+    if (!farewells->done()) library.park(farewells);
 }
 
 }  // namespace mpix::sparse::detail
