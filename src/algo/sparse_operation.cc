@@ -138,7 +138,7 @@ void SparseOperation::on_agreed() {
     // as a mismatch is: the agreed values are the same everywhere.
     const SumMax &nonzero = v[AgreementFields::kNonzero];
     const std::uint64_t blocks = call_.layout.num_blocks();
-    std::uint64_t most = 0;  // every rank's blocks (beyond 2^64: no bound on the saturated sum)
+    std::uint64_t most = 0;  // every rank's blocks (beyond 2^64: no bound on the sum, which wraps)
     if (nonzero.max < 0 || static_cast<std::uint64_t>(nonzero.max) > blocks || nonzero.sum < 0 ||
         (!__builtin_mul_overflow(blocks, static_cast<std::uint64_t>(workers), &most) &&
          static_cast<std::uint64_t>(nonzero.sum) > most)) {
