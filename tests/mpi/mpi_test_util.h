@@ -110,6 +110,13 @@ class CommCache {
     std::map<std::string, std::unique_ptr<SparseComm>> comms_;
 };
 
+// The MPI error class of a return code (MPI_SUCCESS for success).
+inline int class_of(int rc) {
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+    return cls;
+}
+
 inline MPIX_Sparse_stats stats_of(MPI_Comm comm) {
     MPIX_Sparse_stats s{};
     MPIX_Sparse_stats_get(comm, &s);

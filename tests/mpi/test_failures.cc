@@ -15,12 +15,6 @@ namespace {
 
 constexpr double kWithin = 1.0;  // seconds every rank may take to return from a failed call
 
-int class_of(int rc) {
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    return cls;
-}
-
 std::vector<float> test_vector(std::size_t count, int rank, int ranks, unsigned seed) {
     const auto on = block_pattern(Pattern::Random, (count + 255) / 256, 0.2, rank, ranks, seed);
     const auto bytes = make_vector(ElementType::F32, count, 256, on, seed + static_cast<unsigned>(rank));

@@ -36,12 +36,6 @@ void operator delete[](void *p, std::size_t, std::align_val_t) noexcept {
 namespace mpix::sparse::detail::testing {
 namespace {
 
-int class_of(int rc) {
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    return cls;
-}
-
 TEST(OutOfMemory, NoBufferForTheAllgatherBreaksTheCommunicatorAtOnce) {
     const int rank = world_rank(), size = world_size();
     if (size < 2) GTEST_SKIP() << "needs peers";

@@ -49,12 +49,6 @@ int call(MPI_Comm comm, std::vector<float> &out) {
     return MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(in.size()), MPI_FLOAT, MPI_SUM, comm);
 }
 
-int class_of(int rc) {
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    return cls;
-}
-
 TEST(ProtocolBounds, MessagesFarAheadFailTheOperationInsteadOfPilingUp) {
     const int rank = world_rank(), size = world_size();
     if (size < 2) GTEST_SKIP();

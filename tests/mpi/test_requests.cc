@@ -25,12 +25,6 @@ std::vector<std::int64_t> random_input(std::size_t count, double density, Patter
     return v;
 }
 
-int class_of(int rc) {
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    return cls;
-}
-
 struct Bucket {
     std::vector<std::int64_t> in, out, blocking;
     MPIX_Sparse_request request = MPIX_SPARSE_REQUEST_NULL;
