@@ -21,6 +21,9 @@ inline void copy_block(std::byte *dst, const std::byte *src, std::size_t bytes) 
 }
 
 // Bytes from dst to the next 64-byte line boundary.
+// (fill_zero and copy_bytes call no libc function for zero bytes: glibc's AVX-512 memset and memcpy
+// store with an empty mask even then, and where the result sink called them for every 1 KiB block
+// (an aligned block has no partial line) the calls took 10% of the cycles at 50% density.)
 inline std::size_t line_head(const std::byte *dst) {
     return (64 - (reinterpret_cast<std::uintptr_t>(dst) & 63)) & 63;
 }
@@ -33,7 +36,7 @@ void fill_zero(std::byte *dst, std::size_t n, bool streaming) {
         // Ordinary stores up to a line boundary, streaming stores for whole lines, ordinary ones for
         // the tail: a line only partly written by streaming stores goes to memory as a partial write.
         const std::size_t head = line_head(dst);
-        std::memset(dst, 0, head);
+        if (head != 0) std::memset(dst, 0, head);
         dst += head;
         n -= head;
         const __m128i zero = _mm_setzero_si128();
@@ -44,12 +47,12 @@ void fill_zero(std::byte *dst, std::size_t n, bool streaming) {
             _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), zero);
             _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), zero);
         }
-        std::memset(dst + i, 0, n - i);
+        if (i < n) std::memset(dst + i, 0, n - i);
         return;
     }
 #endif
     (void)streaming;
-    std::memset(dst, 0, n);
+    if (n != 0) std::memset(dst, 0, n);
 }
 
 void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool streaming) {
@@ -57,7 +60,7 @@ void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool stream
 #if defined(__SSE2__)
     if (streaming && n >= 256) {
         const std::size_t head = line_head(dst);  // whole lines only, as in fill_zero
-        std::memcpy(dst, src, head);
+        if (head != 0) std::memcpy(dst, src, head);
         dst += head;
         src += head;
         n -= head;
@@ -72,7 +75,7 @@ void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool stream
             _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), c);
             _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), d);
         }
-        std::memcpy(dst + i, src + i, n - i);
+        if (i < n) std::memcpy(dst + i, src + i, n - i);
         return;
     }
 #endif
