@@ -384,7 +384,9 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
         }
         payload = dst;
     }
-    finish_result(std::move(message), payload, bytes, cover_end);
+    // This rank's own output takes a run without gaps from the window, still cached, rather than
+    // reading back what streaming stores just sent to memory.
+    finish_result(std::move(message), payload, bytes, cover_end, gaps || from_output ? nullptr : run);
 }
 
 // Adds one union block to the packed result being filled, sending it first when it is full.
@@ -460,12 +462,13 @@ void AggregatorRole::flush_pending(std::uint64_t end) {
 
 // Hands a result message to every remote worker and to this rank's own output.
 void AggregatorRole::finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
-                                   std::size_t bytes, std::uint64_t cover_end) {
+                                   std::size_t bytes, std::uint64_t cover_end, const std::byte *own_copy) {
     if (own_sink_ && !in_place_) {
         MessageView view;
         if (const char *bad = check_payload(message->header, spec_.layout, payload, bytes, &view))
             fail(ErrorId::ProtocolViolation, std::string("own result malformed: ") + bad);
         else {
+            if (own_copy != nullptr) view.data = own_copy;  // the same bytes
             PhaseTimer writing(res_.profile, Phase::ResultWrite);
             own_sink_->write(view);
         }

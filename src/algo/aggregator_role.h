@@ -69,8 +69,10 @@ class AggregatorRole {
     void flush_pending(std::uint64_t end);
     // A result payload's memory, shared with every remote worker when possible.
     std::byte *result_buffer(OutboundMessage &message, std::size_t bytes);
+    // own_copy: the payload's bytes elsewhere (a dense run without gaps, in the window), for this
+    // rank's own output.
     void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
-                       std::uint64_t cover_end);
+                       std::uint64_t cover_end, const std::byte *own_copy = nullptr);
     void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes);
     void send_coverage(std::uint64_t end);
     void release_consumed();
