@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "algo/stream_resources.h"
@@ -16,28 +17,56 @@ namespace {
 constexpr std::size_t kScatterTileBytes = std::size_t{64} << 10;  // stays in L2 while pairs land in it
 }  // namespace
 
-// Record layout: uint64 n, then max_blocks uint64 block numbers, then max_blocks blocks of data,
-// padded to 8 bytes so every record's numbers stay aligned. max_blocks comes from the agreement (one
-// peer's value): a size that overflows is UINT64_MAX, which fits no buffer, never a small wrapped one.
+std::size_t record_index_bytes(const BlockLayout &layout) {
+    return layout.num_blocks() <= (std::uint64_t{1} << 32) ? 4 : 8;
+}
+
+namespace {
+
+// Where a record's data starts: after its count and its block numbers, padded to 8 bytes so that the
+// data (and the next record) stays aligned for every element type. No overflow: allgather_record_bytes
+// accepted max_blocks first.
+std::size_t record_data_offset(const BlockLayout &layout, std::uint64_t max_blocks) {
+    return static_cast<std::size_t>(8 + (max_blocks * record_index_bytes(layout) + 7) / 8 * 8);
+}
+
+}  // namespace
+
+// max_blocks comes from the agreement (one peer's value): a size that overflows is UINT64_MAX, which
+// fits no buffer, never a small wrapped one.
 std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t max_blocks) {
-    std::uint64_t bytes = 0;
-    if (__builtin_mul_overflow(max_blocks, 8 + std::uint64_t{layout.block_bytes()}, &bytes) ||
-        __builtin_add_overflow(bytes, std::uint64_t{8 + 7}, &bytes))
+    std::uint64_t numbers = 0, data = 0, bytes = 0;
+    if (__builtin_mul_overflow(max_blocks, std::uint64_t{record_index_bytes(layout)}, &numbers) ||
+        __builtin_mul_overflow(max_blocks, std::uint64_t{layout.block_bytes()}, &data) ||
+        __builtin_add_overflow(numbers, data, &bytes) ||
+        __builtin_add_overflow(bytes, std::uint64_t{8 + 7 + 7}, &bytes))
         return UINT64_MAX;
-    return bytes / 8 * 8;
+    // Both parts padded to 8: at most 7 bytes each, which the sum above already holds.
+    return 8 + (numbers + 7) / 8 * 8 + (data + 7) / 8 * 8;
 }
 
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
                  std::byte *record) {
-    const std::uint64_t n = source.copy_blocks(layout, max_blocks, reinterpret_cast<std::uint64_t *>(record + 8),
-                                               record + 8 + max_blocks * 8);
+    BlockNumbersOut numbers;
+    if (record_index_bytes(layout) == 4)
+        numbers.narrow = reinterpret_cast<std::uint32_t *>(record + 8);
+    else
+        numbers.wide = reinterpret_cast<std::uint64_t *>(record + 8);
+    const std::uint64_t n =
+        source.copy_blocks(layout, max_blocks, numbers, record + record_data_offset(layout, max_blocks));
     std::memcpy(record, &n, 8);
 }
 
 namespace {
 
+template <class Index>
+const Index *numbers_of(const GatheredRecord &c) {
+    return static_cast<const Index *>(c.index);
+}
+
 // Reduces the records window by window, contributors in rank order (the same result on every rank),
 // and hands each window's union to the sink as one packed piece covering the window (zeros between).
+template <class Index>
 void reduce_records(StreamResources &resources, const BlockLayout &layout, const ReduceKernels &kernels,
                     std::vector<GatheredRecord> &records, ResultSink &sink) {
     const std::uint64_t blocks = layout.num_blocks();
@@ -64,15 +93,16 @@ void reduce_records(StreamResources &resources, const BlockLayout &layout, const
     for (;;) {
         std::uint64_t base = blocks;
         for (const GatheredRecord &c : records)
-            if (c.at < c.n) base = std::min(base, c.index[c.at]);
+            if (c.at < c.n) base = std::min<std::uint64_t>(base, numbers_of<Index>(c)[c.at]);
         if (base == blocks) break;
         if (base > cover) emit(cover, base, 0, nullptr);  // zeros up to the window
         const std::uint64_t end = std::min(blocks, base + window);
         reducer.begin(base, end - base, acc.data());
         for (GatheredRecord &c : records) {
+            const Index *index = numbers_of<Index>(c);
             std::size_t k = 0;
-            while (c.at + k < c.n && c.index[c.at + k] < end) {
-                pos[k] = static_cast<std::uint32_t>(c.index[c.at + k] - base);
+            while (c.at + k < c.n && index[c.at + k] < end) {
+                pos[k] = static_cast<std::uint32_t>(index[c.at + k] - base);
                 ++k;
             }
             if (k > 0) reducer.add(BlockBatch{base, pos, c.data + c.at * block_bytes, k});
@@ -104,6 +134,7 @@ bool exact_from_zero(const ReduceKernels &kernels, const std::vector<GatheredRec
 // gets each tile from a scratch tile in one ordered write, since stores scattered into it would each
 // read their line from memory first (2M-4M floats at 1%, 4 ranks: 1.4x slower than the windowed
 // reduction that way).
+template <class Index>
 void scatter_records(StreamResources &resources, const BlockLayout &layout, const ReduceKernels &kernels,
                      std::vector<GatheredRecord> &records, ResultSink &sink) {
     const std::uint64_t blocks = layout.num_blocks();
@@ -124,15 +155,19 @@ void scatter_records(StreamResources &resources, const BlockLayout &layout, cons
     for (;;) {
         std::uint64_t base = blocks;
         for (const GatheredRecord &c : records)
-            if (c.at < c.n) base = std::min(base, c.index[c.at]);
+            if (c.at < c.n) base = std::min<std::uint64_t>(base, numbers_of<Index>(c)[c.at]);
         if (base == blocks) break;
         const std::uint64_t end = std::min(blocks, base + span);
         std::byte *at = cached ? sink.overwrite(base, end - base) : tile.data();
         std::memset(at, 0, static_cast<std::size_t>(end - base) * elem);
         for (GatheredRecord &c : records) {
-            const std::uint64_t *stop = std::lower_bound(c.index + c.at, c.index + c.n, end);
-            const auto k = static_cast<std::size_t>(stop - (c.index + c.at));
-            kernels.scatter_elements(at, base, c.index + c.at, c.data + c.at * elem, k);
+            const Index *index = numbers_of<Index>(c);
+            const Index *stop = std::lower_bound(index + c.at, index + c.n, end);
+            const auto k = static_cast<std::size_t>(stop - (index + c.at));
+            if constexpr (std::is_same_v<Index, std::uint32_t>)
+                kernels.scatter_elements_narrow(at, base, index + c.at, c.data + c.at * elem, k);
+            else
+                kernels.scatter_elements(at, base, index + c.at, c.data + c.at * elem, k);
             c.at += k;
         }
         zeros_up_to(base);
@@ -154,28 +189,45 @@ void scatter_records(StreamResources &resources, const BlockLayout &layout, cons
 
 }  // namespace
 
-void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
-                     ElementType type, ReduceOp op, std::uint64_t max_blocks, StreamResources &resources,
-                     ResultSink &sink) {
+namespace {
+
+template <class Index>
+void reduce_records_of(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
+                       ElementType type, ReduceOp op, std::uint64_t max_blocks, StreamResources &resources,
+                       ResultSink &sink) {
     std::vector<GatheredRecord> &records = resources.records;
     records.clear();
     const std::uint64_t blocks = layout.num_blocks();
+    const std::size_t data_at = record_data_offset(layout, max_blocks);
     for (int r = 0; r < ranks; ++r) {
         const std::byte *rec = all + static_cast<std::size_t>(r) * record_bytes;
         std::uint64_t count = 0;
         std::memcpy(&count, rec, 8);
-        const auto *idx = reinterpret_cast<const std::uint64_t *>(rec + 8);
+        const auto *idx = reinterpret_cast<const Index *>(rec + 8);
         if (count > max_blocks || !ascending_below(idx, static_cast<std::size_t>(count), blocks))
             fail(ErrorId::ProtocolViolation, "allgather record with bad block numbers");
-        records.push_back({idx, rec + 8 + max_blocks * 8, count, 0});
+        records.push_back({idx, rec + data_at, count, 0});
     }
     const ReduceKernels &kernels = kernels_for(type, op);
     if (layout.block_elems == 1 && kernels.scatter_elements != nullptr && sink.overwrite(0, 0) != nullptr &&
         exact_from_zero(kernels, records)) {
-        scatter_records(resources, layout, kernels, records, sink);
+        scatter_records<Index>(resources, layout, kernels, records, sink);
         return;
     }
-    reduce_records(resources, layout, kernels, records, sink);
+    reduce_records<Index>(resources, layout, kernels, records, sink);
+}
+
+}  // namespace
+
+void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
+                     ElementType type, ReduceOp op, std::uint64_t max_blocks, StreamResources &resources,
+                     ResultSink &sink) {
+    // record_bytes is allgather_record_bytes(layout, max_blocks) on every rank (the agreement gave
+    // them one max_blocks), so the layout below lies inside each record.
+    if (record_index_bytes(layout) == 4)
+        reduce_records_of<std::uint32_t>(all, ranks, record_bytes, layout, type, op, max_blocks, resources, sink);
+    else
+        reduce_records_of<std::uint64_t>(all, ranks, record_bytes, layout, type, op, max_blocks, resources, sink);
 }
 
 }  // namespace mpix::sparse::detail

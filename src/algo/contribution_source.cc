@@ -185,22 +185,26 @@ std::size_t PairsSource::pack(const MessagePlan &plan, std::uint64_t from, const
     return finish_payload(plan, from, index, dst, bytes);
 }
 
-std::uint64_t ContributionSource::copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks, std::uint64_t *index,
-                                              std::byte *data) const {
+std::uint64_t ContributionSource::copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks,
+                                              BlockNumbersOut numbers, std::byte *data) const {
     // The visitor captures one pointer, so std::function keeps it inline (no allocation per call).
     struct Copying {
         const BlockLayout &layout;
         std::size_t block_bytes;
         std::uint64_t max_blocks;
-        std::uint64_t *index;
+        BlockNumbersOut numbers;
         std::byte *data;
         std::uint64_t n;
-    } c{layout, layout.block_bytes(), max_blocks, index, data, 0};
+    } c{layout, layout.block_bytes(), max_blocks, numbers, data, 0};
     visit(0, layout.num_blocks(), [q = &c](const BlockBatch &b) {
         const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(b.n, q->max_blocks - q->n));
         if (take == 0) return;
-        for (std::size_t i = 0; i < take; ++i)
-            q->index[q->n + i] = b.block(i);
+        if (q->numbers.narrow != nullptr)
+            for (std::size_t i = 0; i < take; ++i)
+                q->numbers.narrow[q->n + i] = static_cast<std::uint32_t>(b.block(i));
+        else
+            for (std::size_t i = 0; i < take; ++i)
+                q->numbers.wide[q->n + i] = b.block(i);
         // The batch's blocks are back to back; only the vector's final block may be short.
         std::memcpy(q->data + q->n * q->block_bytes, b.data,
                     (take - 1) * q->block_bytes + q->layout.bytes_of(b.block(take - 1)));
@@ -210,11 +214,15 @@ std::uint64_t ContributionSource::copy_blocks(const BlockLayout &layout, std::ui
 }
 
 // Pairs are the blocks already: a copy of both arrays, without batching them for a visitor.
-std::uint64_t PairsSource::copy_blocks(const BlockLayout &, std::uint64_t max_blocks, std::uint64_t *index,
+std::uint64_t PairsSource::copy_blocks(const BlockLayout &, std::uint64_t max_blocks, BlockNumbersOut numbers,
                                        std::byte *data) const {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(max_blocks, nnz_));
-    for (std::size_t i = 0; i < n; ++i)
-        index[i] = static_cast<std::uint64_t>(indices_[i]);
+    if (numbers.narrow != nullptr)
+        for (std::size_t i = 0; i < n; ++i)
+            numbers.narrow[i] = static_cast<std::uint32_t>(indices_[i]);
+    else
+        for (std::size_t i = 0; i < n; ++i)
+            numbers.wide[i] = static_cast<std::uint64_t>(indices_[i]);
     if (n > 0) std::memcpy(data, values_, n * elem_size_);
     return n;
 }

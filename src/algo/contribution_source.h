@@ -25,6 +25,13 @@ struct MessagePlan {
     std::uint64_t span() const { return last - first + 1; }
 };
 
+// Where copy_blocks writes block numbers: 32-bit ones (`narrow`) where every block number of the
+// vector fits, else 64-bit ones (`wide`). One of the two is set.
+struct BlockNumbersOut {
+    std::uint32_t *narrow = nullptr;
+    std::uint64_t *wide = nullptr;
+};
+
 class ContributionSource {
   public:
     virtual ~ContributionSource() = default;
@@ -55,9 +62,9 @@ class ContributionSource {
     // Calls fn with batches covering every block with data in [from, limit), in ascending order.
     virtual void visit(std::uint64_t from, std::uint64_t limit,
                        const std::function<void(const BlockBatch &)> &fn) const = 0;
-    // Copies the first max_blocks blocks with data, in ascending order: their numbers to index, their
-    // data back to back to data (the vector's final block with its own length). Returns how many.
-    virtual std::uint64_t copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks, std::uint64_t *index,
+    // Copies the first max_blocks blocks with data, in ascending order: their numbers to `numbers`,
+    // their data back to back to data (the vector's final block with its own length). Returns how many.
+    virtual std::uint64_t copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks, BlockNumbersOut numbers,
                                       std::byte *data) const;
 };
 
@@ -120,7 +127,7 @@ class PairsSource final : public ContributionSource {
     const std::byte *dense_run(const MessagePlan &) const override { return nullptr; }
     void visit(std::uint64_t from, std::uint64_t limit,
                const std::function<void(const BlockBatch &)> &fn) const override;
-    std::uint64_t copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks, std::uint64_t *index,
+    std::uint64_t copy_blocks(const BlockLayout &layout, std::uint64_t max_blocks, BlockNumbersOut numbers,
                               std::byte *data) const override;
 
   private:

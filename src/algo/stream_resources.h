@@ -68,9 +68,10 @@ class Recycler {
     std::size_t created_ = 0;
 };
 
-// One gathered allgather record, checked, with how far it has been reduced.
+// One gathered allgather record, checked, with how far it has been reduced. Its block numbers are
+// uint32 or uint64 (record_index_bytes in algo/allgather_allreduce.h), as its reader knows.
 struct GatheredRecord {
-    const std::uint64_t *index;
+    const void *index;
     const std::byte *data;
     std::uint64_t n, at;
 };

@@ -143,9 +143,8 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
     }
 }
 
-template <class T, class Op>
-void scatter_elements(std::byte *out, std::uint64_t base, const std::uint64_t *index, const std::byte *values,
-                      std::size_t n) {
+template <class T, class Op, class Index>
+void scatter_elements(std::byte *out, std::uint64_t base, const Index *index, const std::byte *values, std::size_t n) {
     T *o = reinterpret_cast<T *>(out);
     const T *v = reinterpret_cast<const T *>(values);
     for (std::size_t i = 0; i < n; ++i) {
@@ -323,7 +322,8 @@ constexpr ReduceKernels make_kernels() {
     k.init = &init_elems<T, Op>;
     k.combine = &combine_elems<T, Op>;
     k.collect_elements = &collect_elements<T, Op>;
-    k.scatter_elements = &scatter_elements<T, Op>;
+    k.scatter_elements = &scatter_elements<T, Op, std::uint64_t>;
+    k.scatter_elements_narrow = &scatter_elements<T, Op, std::uint32_t>;
     if constexpr (std::is_floating_point_v<T>) k.exact_from_zero = &exact_from_zero_float<T>;
     return k;
 }

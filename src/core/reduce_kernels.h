@@ -38,6 +38,9 @@ struct ReduceKernels {
     // for every value). Null for 16-bit floats (their sums are rounded once, from float slots).
     void (*scatter_elements)(std::byte *out, std::uint64_t base, const std::uint64_t *index, const std::byte *values,
                              std::size_t n);
+    // The same with 32-bit block numbers (the allgather's records where every block number fits).
+    void (*scatter_elements_narrow)(std::byte *out, std::uint64_t base, const std::uint32_t *index,
+                                    const std::byte *values, std::size_t n);
     bool (*exact_from_zero)(const std::byte *values, std::size_t n);
     // 16-bit floats accumulate in float, rounded once at the end: accumulate, finish_partial and
     // collect_elements then work on float slots (accumulator_size bytes per element), and narrow

@@ -23,17 +23,28 @@ struct Contribution {
     std::vector<float> value;
 };
 
-// The ranks' records, back to back, as the allgather delivers them.
+// The ranks' records, back to back, as the allgather delivers them: the count, the block numbers
+// (32-bit where every number of the layout fits), padded to 8 bytes, then the values.
 std::vector<std::byte> gather(const std::vector<Contribution> &ranks, const BlockLayout &layout,
                               std::uint64_t max_blocks, std::size_t &record_bytes) {
     record_bytes = static_cast<std::size_t>(allgather_record_bytes(layout, max_blocks));
+    const std::size_t number_bytes = record_index_bytes(layout);
+    const std::size_t data_at = 8 + (max_blocks * number_bytes + 7) / 8 * 8;
     std::vector<std::byte> all(record_bytes * ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r) {
         std::byte *rec = all.data() + r * record_bytes;
         const std::uint64_t n = ranks[r].index.size();
         std::memcpy(rec, &n, 8);
-        std::memcpy(rec + 8, ranks[r].index.data(), n * 8);
-        std::memcpy(rec + 8 + max_blocks * 8, ranks[r].value.data(), n * 4);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t k = ranks[r].index[i];
+            if (number_bytes == 4) {
+                const auto narrow = static_cast<std::uint32_t>(k);
+                std::memcpy(rec + 8 + i * 4, &narrow, 4);
+            } else {
+                std::memcpy(rec + 8 + i * 8, &k, 8);
+            }
+        }
+        std::memcpy(rec + data_at, ranks[r].value.data(), n * 4);
     }
     return all;
 }
@@ -148,9 +159,9 @@ TEST(AllgatherReduction, NaNPassesThroughUnchanged) {
 }
 
 TEST(AllgatherReduction, RecordSizeThatOverflowsFitsNothing) {
-    // The most blocks a rank has is one peer's word (the agreement's maximum). Blocks of 256 floats
-    // take 1032 bytes with their numbers; 1032 * m wraps to 8 when 129 * m = 1 (mod 2^61), which a
-    // wrapping size would turn into a 16-byte record that the packing then overruns.
+    // The most blocks a rank has is one peer's word (the agreement's maximum). 1032 * m wraps to 8
+    // when 129 * m = 1 (mod 2^61): a size computed per block (1024 bytes of data and 8 of number)
+    // that wraps would turn into a 16-byte record that the packing then overruns.
     const BlockLayout layout{std::uint64_t{1} << 20, 256, 4};
     std::uint64_t inverse = 129;  // Newton's iteration: each step doubles the correct low bits
     for (int i = 0; i < 6; ++i)
@@ -159,10 +170,47 @@ TEST(AllgatherReduction, RecordSizeThatOverflowsFitsNothing) {
     ASSERT_EQ(wraps * 1032, 8u);
     EXPECT_EQ(allgather_record_bytes(layout, wraps), UINT64_MAX);
     EXPECT_EQ(allgather_record_bytes(layout, UINT64_MAX), UINT64_MAX);
-    // 15 bytes a block (7 one-byte elements): 15 * (2^64 - 1) / 15 fits, the count and padding do not.
-    EXPECT_EQ(allgather_record_bytes(BlockLayout{100, 7, 1}, UINT64_MAX / 15), UINT64_MAX);
-    EXPECT_EQ(allgather_record_bytes(layout, 3), 8u + 3 * 1032);
-    EXPECT_EQ(allgather_record_bytes(BlockLayout{10, 1, 2}, 3), 40u);  // 8 + 3 * 10, padded to 8
+    // 11 bytes a block (7 one-byte elements and a 32-bit number): 11 * ((2^64 - 1) / 11) fits, the
+    // count and padding do not.
+    EXPECT_EQ(allgather_record_bytes(BlockLayout{100, 7, 1}, UINT64_MAX / 11), UINT64_MAX);
+    // Numbers and data that fit apart but not together (8-byte numbers: 2^33 blocks).
+    const BlockLayout wide{std::uint64_t{1} << 34, 2, 4};
+    ASSERT_EQ(record_index_bytes(wide), 8u);
+    EXPECT_EQ(allgather_record_bytes(wide, UINT64_MAX / 8), UINT64_MAX);
+    // Count, numbers padded to 8, data padded to 8.
+    EXPECT_EQ(allgather_record_bytes(layout, 3), 8u + 16 + 3 * 1024);  // 32-bit numbers
+    EXPECT_EQ(allgather_record_bytes(BlockLayout{10, 1, 2}, 3), 32u);  // 8 + 12 -> 16, + 6 -> 8
+    EXPECT_EQ(allgather_record_bytes(wide, 3), 8u + 24 + 24);
+}
+
+// Block numbers are 32-bit up to 2^32 blocks, the largest of them 2^32 - 1, and 64-bit beyond:
+// both give the pairs back where they were (the sink collects them, so no output is allocated).
+TEST(AllgatherReduction, BlockNumbersOnBothSidesOf32Bits) {
+    for (const std::uint64_t count : {std::uint64_t{1} << 32, (std::uint64_t{1} << 33) + 5}) {
+        const BlockLayout layout{count, 1, 4};
+        EXPECT_EQ(record_index_bytes(layout), count <= (std::uint64_t{1} << 32) ? 4u : 8u);
+        std::vector<Contribution> ranks(2);
+        ranks[0] = {{0, 70000, count - 1}, {1.0f, 2.0f, 3.0f}};
+        ranks[1] = {{70000, (std::uint64_t{1} << 31) + 3, count - 2, count - 1}, {0.5f, 4.0f, 5.0f, 6.0f}};
+        const std::uint64_t max_blocks = max_blocks_of(ranks);
+        std::size_t record_bytes = 0;
+        const std::vector<std::byte> all = gather(ranks, layout, max_blocks, record_bytes);
+        CollectingResultSink sink(layout);
+        StreamResources resources;
+        reduce_gathered(all.data(), 2, record_bytes, layout, ElementType::F32, ReduceOp::Sum, max_blocks, resources,
+                        sink);
+        std::vector<std::int64_t> indices;
+        std::vector<std::byte> bytes;
+        sink.finish(indices, bytes);
+        std::vector<float> values(indices.size());
+        ASSERT_EQ(bytes.size(), values.size() * 4);
+        std::memcpy(values.data(), bytes.data(), bytes.size());
+        const std::vector<std::int64_t> want_indices = {0, 70000, (std::int64_t{1} << 31) + 3,
+                                                        static_cast<std::int64_t>(count - 2),
+                                                        static_cast<std::int64_t>(count - 1)};
+        EXPECT_EQ(indices, want_indices) << "count " << count;
+        EXPECT_EQ(values, (std::vector<float>{1.0f, 2.5f, 4.0f, 5.0f, 9.0f})) << "count " << count;
+    }
 }
 
 TEST(ReduceKernels, ExactFromZeroRejectsZerosAndNaNs) {
