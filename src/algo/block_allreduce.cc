@@ -45,12 +45,30 @@ class BlockAllreduce final : public SparseOperation {
     BlockAllreduce(CommState &state, const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype,
                    MPI_Op op, BufferKinds kinds, bool local_failure, bool blocking)
         : SparseOperation(state), sendbuf_(sendbuf), recvbuf_(recvbuf), count_(count), datatype_(datatype), op_(op),
-          in_place_(sendbuf == MPI_IN_PLACE), kinds_(kinds), local_failure_(local_failure), blocking_(blocking) {
+          type_(element_type_of(datatype)), reduce_(reduce_op_of(op)), in_place_(sendbuf == MPI_IN_PLACE),
+          kinds_(kinds), local_failure_(local_failure), blocking_(blocking) {
         if (in_place_) kinds_.send = kinds_.recv;
         if (kinds_.any_device()) device_ = device_memory();  // the API made sure there is one
     }
 
     void activate() override;
+    // rebind_block_allreduce.
+    bool rebind(const void *sendbuf, void *recvbuf, std::uint64_t count, MPI_Datatype datatype, MPI_Op op,
+                BufferKinds kinds, bool blocking) {
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        if (in_place) kinds.send = kinds.recv;
+        // The element type and reduction as the handles say now: a freed derived datatype's handle may
+        // name another type today, so the one this was made with is compared by what it was.
+        if (!retired() || abandoned() || error() || local_failure_ || count != count_ || in_place != in_place_ ||
+            blocking != blocking_ || kinds.send != kinds_.send || kinds.recv != kinds_.recv ||
+            element_type_of(datatype) != type_ || reduce_op_of(op) != reduce_)
+            return false;
+        sendbuf_ = sendbuf;
+        recvbuf_ = recvbuf;
+        datatype_ = datatype;
+        op_ = op;
+        return true;
+    }
 
   private:
     void start_dense() override;
@@ -89,6 +107,8 @@ class BlockAllreduce final : public SparseOperation {
     std::uint64_t count_;
     MPI_Datatype datatype_;
     MPI_Op op_;
+    std::optional<ElementType> type_;  // of datatype_ and op_ when this was made
+    std::optional<ReduceOp> reduce_;
     bool in_place_;
     BufferKinds kinds_;
     DeviceMemory *device_ = nullptr;
@@ -250,6 +270,12 @@ bool blocking_dense_at_once(CommState &state, const void *sendbuf, void *recvbuf
     }
     if (count > 0) blocking_allreduce(sendbuf, recvbuf, count, datatype, op, state.comm());
     return true;
+}
+
+bool rebind_block_allreduce(Operation &operation, const void *sendbuf, void *recvbuf, std::uint64_t count,
+                            MPI_Datatype datatype, MPI_Op op, BufferKinds kinds, bool blocking) {
+    auto *block = dynamic_cast<BlockAllreduce *>(&operation);
+    return block != nullptr && block->rebind(sendbuf, recvbuf, count, datatype, op, kinds, blocking);
 }
 
 std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *sendbuf, void *recvbuf,

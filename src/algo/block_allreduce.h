@@ -31,6 +31,15 @@ std::unique_ptr<Operation> make_block_allreduce(CommState &state, const void *se
                                                 BufferKinds kinds = {}, bool local_failure = false,
                                                 bool blocking = false);
 
+// A retired operation of make_block_allreduce, offered for another call (CommState keeps one per
+// communicator: see CommState::take_spare_operation): true when it takes these arguments, which it
+// is then bound to (buffers and handles). It takes the same count, element type, reduction, buffer
+// kinds, in-place choice and blocking flag as it was made with: everything sized from those (the
+// stream's roles and kernels, the scratch) stays valid, and the rest is set at each start, as for a
+// persistent request. Engine lock held.
+bool rebind_block_allreduce(Operation &operation, const void *sendbuf, void *recvbuf, std::uint64_t count,
+                            MPI_Datatype datatype, MPI_Op op, BufferKinds kinds, bool blocking);
+
 // A blocking call on host buffers that goes dense, made at once with MPI_Allreduce when nothing is
 // in line on `state` (the same MPI collective, in the same order, as its operation would make after
 // waiting its turn): no request, no operation, no progress loop. False when it must take the line

@@ -21,6 +21,10 @@ namespace {
 // Live requests, so a stale or foreign handle is an error rather than a crash.
 std::mutex g_requests_lock;
 std::unordered_set<const MPIX_Sparse_request_s *> g_requests;
+// The last freed request and its set node, for the next call (under g_requests_lock): a steady loop
+// of calls then allocates nothing.
+std::unique_ptr<MPIX_Sparse_request_s> g_spare_request;
+decltype(g_requests)::node_type g_spare_node;
 
 }  // namespace
 
@@ -50,12 +54,26 @@ struct MPIX_Sparse_request_s final : StateObserver {
         comm = MPI_COMM_WORLD;  // the user's communicator is being freed
     }
 
-    ~MPIX_Sparse_request_s() {
-        // Under the engine lock: the state cannot close meanwhile, and the operation still gives
-        // back what it borrowed from it. A destroyed request's operation is retired or never started.
+    // Lets go of its communicator and operation and forgets its arguments, ready to serve another
+    // call. Under the engine lock: the state cannot close meanwhile, and the operation still gives
+    // back what it borrowed from it. A released request's operation is retired or never started.
+    void release() {
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-        if (state != nullptr) state->unwatch(this);
+        if (state != nullptr) {
+            state->unwatch(this);
+            // A call's operation that ended well serves the communicator's next call of its shape.
+            if (!persistent && op && op->retired() && !op->abandoned() && !op->error())
+                state->keep_spare_operation(std::move(op));
+        }
         dispose(std::move(op));
+        state = nullptr;
+        comm = MPI_COMM_NULL;
+        outcome = OpError{};
+        persistent = active = false;
+    }
+
+    ~MPIX_Sparse_request_s() {
+        if (state != nullptr || op) release();  // a released one holds nothing (and may outlive the library)
     }
 };
 
@@ -92,11 +110,26 @@ std::unique_ptr<MPIX_Sparse_request_s> make_request(const void *sendbuf, void *r
                                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                                     const Config *settings, BufferKinds kinds, bool blocking) {
     Library &library = Library::get();
-    auto r = std::make_unique<MPIX_Sparse_request_s>();
+    std::unique_ptr<MPIX_Sparse_request_s> r;
+    {
+        std::lock_guard<std::mutex> guard(g_requests_lock);
+        r = std::move(g_spare_request);
+    }
+    if (!r) r = std::make_unique<MPIX_Sparse_request_s>();
     r->comm = comm;
     CommState &state = library.state_for(comm);
-    r->op = make_block_allreduce(state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op, kinds, false,
-                                 blocking);
+    if (settings == nullptr) {  // not a persistent request: the last call's operation may serve
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        std::unique_ptr<Operation> spare = state.take_spare_operation();
+        if (spare && rebind_block_allreduce(*spare, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op,
+                                            kinds, blocking))
+            r->op = std::move(spare);
+        else
+            dispose(std::move(spare));  // its scratch goes back for the new operation
+    }
+    if (!r->op)
+        r->op = make_block_allreduce(state, sendbuf, recvbuf, static_cast<std::uint64_t>(count), datatype, op, kinds,
+                                     false, blocking);
     r->attach(state);
     library.enable_progress_thread(settings != nullptr ? settings->progress_thread : state.config().progress_thread);
     return r;
@@ -118,17 +151,26 @@ void start(MPIX_Sparse_request_s &r, bool wake_progress_thread = true) {
 
 MPIX_Sparse_request_s *publish(std::unique_ptr<MPIX_Sparse_request_s> r) {
     std::lock_guard<std::mutex> guard(g_requests_lock);
-    g_requests.insert(r.get());
+    if (g_spare_node.empty()) {
+        g_requests.insert(r.get());
+    } else {
+        g_spare_node.value() = r.get();
+        g_requests.insert(std::move(g_spare_node));
+    }
     return r.release();
 }
 
 void destroy(MPIX_Sparse_request *request) {
+    std::unique_ptr<MPIX_Sparse_request_s> r(*request);
+    *request = MPIX_SPARSE_REQUEST_NULL;
     {
         std::lock_guard<std::mutex> guard(g_requests_lock);
-        g_requests.erase(*request);
+        auto node = g_requests.extract(r.get());
+        if (g_spare_node.empty()) g_spare_node = std::move(node);
     }
-    delete *request;
-    *request = MPIX_SPARSE_REQUEST_NULL;
+    r->release();  // outside g_requests_lock: a state closing takes it under the engine lock
+    std::lock_guard<std::mutex> guard(g_requests_lock);
+    if (!g_spare_request) g_spare_request = std::move(r);
 }
 
 MPIX_Sparse_request_s &live_request(MPIX_Sparse_request *request) {

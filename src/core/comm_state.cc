@@ -205,6 +205,7 @@ CommState::~CommState() {
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
         for (StateObserver *observer : std::exchange(observers_, {}))
             observer->state_closing();
+        dispose(std::move(spare_operation_));
     }
     if (hierarchy_) {
         hierarchy_->leader_state.reset();
@@ -535,6 +536,12 @@ void CommState::break_state(const OpError &error) {
         if (hierarchy_->leader_state) hierarchy_->leader_state->break_state(error);
     }
     if (parent_ != nullptr) parent_->break_state(error);
+}
+
+void CommState::keep_spare_operation(std::unique_ptr<Operation> op) {
+    dispose(std::move(spare_operation_));
+    if (!broken_) spare_operation_ = std::move(op);
+    dispose(std::move(op));  // (moved from when kept)
 }
 
 void CommState::unwatch(StateObserver *observer) {

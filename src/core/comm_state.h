@@ -145,6 +145,12 @@ class CommState final : public MessageSink, public Progressable {
     std::unique_ptr<Reusable> take_scratch();
     void give_back(std::unique_ptr<Reusable> scratch);
 
+    // A finished call's operation, kept so that the next call of the same shape reuses it (its
+    // containers, stream and scratch) and a steady loop of calls allocates nothing: the one kept (or
+    // null), and the one to keep instead, which must be retired without an error. Engine lock held.
+    std::unique_ptr<Operation> take_spare_operation() { return std::move(spare_operation_); }
+    void keep_spare_operation(std::unique_ptr<Operation> op);
+
     // Observers told when this state closes (engine lock held for both).
     void watch(StateObserver *observer) { observers_.push_back(observer); }
     void unwatch(StateObserver *observer);
@@ -202,6 +208,7 @@ class CommState final : public MessageSink, public Progressable {
     std::vector<StateObserver *> observers_;
     OpError pending_error_;  // a malformed message arrived while nothing was active
     std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
+    std::unique_ptr<Operation> spare_operation_;  // holds a scratch of spare_'s while kept
 
     // Watchdog (engine lock):
     using Clock = std::chrono::steady_clock;

@@ -1,3 +1,8 @@
+// The throwaway loop behind "Zero-byte libc calls" in docs/performance.md (kept as the record of what
+// was timed and profiled, not built): 4 ranks call MPIX_Sparse_allreduce on page-aligned heap buffers
+// of random blocks, a barrier before each call, and rank 0 prints the median of the slowest rank's
+// time. Build: mpicxx -O2 -g -std=c++17 -I include library_loop.cc -L build -lmpix_sparse
+// Run:   mpirun -np 4 ./a.out DENSITY ITERATIONS [MiB=64] [h: float16]; FLOOR=1 adds a memcpy per call.
 #include <mpi.h>
 #include <mpix_sparse/mpix_sparse.h>
 #include <cstdio>
@@ -11,7 +16,7 @@ int main(int argc, char **argv) {
     int rank = 0; MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     double density = argc > 1 ? std::atof(argv[1]) : 0.5;
     int iters = argc > 2 ? std::atoi(argv[2]) : 100;
-    std::size_t n = std::size_t{64} << 18;
+    std::size_t mib = argc > 3 ? std::atoi(argv[3]) : 64; bool half = argc > 4 && argv[4][0] == 'h'; std::size_t n = (mib << 20) / 4;
     float *in = (float*)aligned_alloc(4096, n*4), *out = (float*)aligned_alloc(4096, n*4);
     std::memset(in, 0, n*4); std::memset(out, 0, n*4);
     std::mt19937_64 rng(rank * 7919 + 1); std::bernoulli_distribution on(density);
@@ -20,7 +25,7 @@ int main(int argc, char **argv) {
     for (int it = -3; it < iters; ++it) {
         MPI_Barrier(MPI_COMM_WORLD);
         double s = MPI_Wtime();
-        MPIX_Sparse_allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (half) MPIX_Sparse_allreduce(in, out, (int)(2*n), MPIX_FLOAT16, MPI_SUM, MPI_COMM_WORLD); else MPIX_Sparse_allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         double e = MPI_Wtime() - s;
         MPI_Barrier(MPI_COMM_WORLD);
         double s2 = MPI_Wtime();
