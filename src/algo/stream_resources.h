@@ -74,6 +74,7 @@ struct GatheredRecord {
     const void *index;
     const std::byte *data;
     std::uint64_t n, at;
+    std::uint64_t tile_from = 0;  // where the tile being built began in it (scatter_records)
 };
 
 struct StreamResources {
