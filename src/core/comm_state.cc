@@ -295,14 +295,24 @@ void CommState::activate_front() {
     } catch (const std::bad_alloc &) {
         op.fail({ErrorId::OutOfMemory, "activating an operation"});
     }
-    // Messages of this operation that arrived while this rank was still busy with earlier ones.
+    // Messages of this operation that arrived while this rank was still busy with earlier ones. The
+    // operation owns each from the hand-over; one that a step throws on fails it, as a message taken
+    // on arrival does (on_message), and the rest still go to it: nothing escapes to the progress loop.
     for (auto it = early_.begin(); it != early_.end();) {
-        if (it->header.seq == op.seq()) {
-            op.on_message(std::move(*it));
-            it = early_.erase(it);
-        } else {
+        if (it->header.seq != op.seq()) {
             ++it;
+            continue;
         }
+        InboundMessage message = std::move(*it);
+        it = early_.erase(it);
+        try {
+            op.on_message(std::move(message));
+        } catch (const Error &e) {
+            op.fail({e.id(), e.detail()});
+        } catch (const std::bad_alloc &) {
+            op.fail({ErrorId::OutOfMemory, "taking a message that came early"});
+        }
+        release(message);  // still here only when the step threw before taking it
     }
     if (pending_error_) {
         op.fail(std::move(pending_error_));
