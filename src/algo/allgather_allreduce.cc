@@ -17,17 +17,13 @@ namespace {
 constexpr std::size_t kScatterTileBytes = std::size_t{64} << 10;  // stays in L2 while pairs land in it
 }  // namespace
 
-std::size_t record_index_bytes(const BlockLayout &layout) {
-    return layout.num_blocks() <= (std::uint64_t{1} << 32) ? 4 : 8;
-}
-
 namespace {
 
 // Where a record's data starts: after its count and its block numbers, padded to 8 bytes so that the
 // data (and the next record) stays aligned for every element type. No overflow: allgather_record_bytes
 // accepted max_blocks first.
 std::size_t record_data_offset(const BlockLayout &layout, std::uint64_t max_blocks) {
-    return static_cast<std::size_t>(8 + (max_blocks * record_index_bytes(layout) + 7) / 8 * 8);
+    return static_cast<std::size_t>(8 + (max_blocks * layout.number_bytes() + 7) / 8 * 8);
 }
 
 }  // namespace
@@ -36,7 +32,7 @@ std::size_t record_data_offset(const BlockLayout &layout, std::uint64_t max_bloc
 // fits no buffer, never a small wrapped one.
 std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t max_blocks) {
     std::uint64_t numbers = 0, data = 0, bytes = 0;
-    if (__builtin_mul_overflow(max_blocks, std::uint64_t{record_index_bytes(layout)}, &numbers) ||
+    if (__builtin_mul_overflow(max_blocks, std::uint64_t{layout.number_bytes()}, &numbers) ||
         __builtin_mul_overflow(max_blocks, std::uint64_t{layout.block_bytes()}, &data) ||
         __builtin_add_overflow(numbers, data, &bytes) ||
         __builtin_add_overflow(bytes, std::uint64_t{8 + 7 + 7}, &bytes))
@@ -48,7 +44,7 @@ std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t ma
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
                  std::byte *record) {
     BlockNumbersOut numbers;
-    if (record_index_bytes(layout) == 4)
+    if (layout.number_bytes() == 4)
         numbers.narrow = reinterpret_cast<std::uint32_t *>(record + 8);
     else
         numbers.wide = reinterpret_cast<std::uint64_t *>(record + 8);
@@ -260,7 +256,7 @@ void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, 
                      ResultSink &sink) {
     // record_bytes is allgather_record_bytes(layout, max_blocks) on every rank (the agreement gave
     // them one max_blocks), so the layout below lies inside each record.
-    if (record_index_bytes(layout) == 4)
+    if (layout.number_bytes() == 4)
         reduce_records_of<std::uint32_t>(all, ranks, record_bytes, layout, type, op, max_blocks, resources, sink);
     else
         reduce_records_of<std::uint64_t>(all, ranks, record_bytes, layout, type, op, max_blocks, resources, sink);

@@ -14,12 +14,10 @@ namespace mpix::sparse::detail {
 
 struct StreamResources;
 
-// Record layout: uint64 n, then max_blocks block numbers of record_index_bytes each, padded to 8
-// bytes, then max_blocks blocks of data, padded to 8 bytes. UINT64_MAX when the size overflows.
+// Record layout: uint64 n, then max_blocks block numbers of layout.number_bytes() each (32-bit where
+// they fit: a third less to gather for one-element blocks), padded to 8 bytes, then max_blocks blocks
+// of data, padded to 8 bytes. UINT64_MAX when the size overflows.
 std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t max_blocks);
-// 4 where every block number of the layout fits in 32 bits (a third less to gather for one-element
-// blocks), else 8.
-std::size_t record_index_bytes(const BlockLayout &layout);
 
 // This rank's record: its block count, block numbers and blocks (at most max_blocks).
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,

@@ -69,7 +69,7 @@ class Recycler {
 };
 
 // One gathered allgather record, checked, with how far it has been reduced. Its block numbers are
-// uint32 or uint64 (record_index_bytes in algo/allgather_allreduce.h), as its reader knows.
+// uint32 or uint64 (BlockLayout::number_bytes), as its reader knows.
 struct GatheredRecord {
     const void *index;
     const std::byte *data;

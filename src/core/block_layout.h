@@ -19,6 +19,9 @@ struct BlockLayout {
     std::uint64_t num_blocks() const { return (count + block_elems - 1) / block_elems; }
     std::size_t block_bytes() const { return std::size_t{block_elems} * elem_size; }
     std::size_t total_bytes() const { return static_cast<std::size_t>(count) * elem_size; }
+    // Bytes that hold any block number of the vector: 4 up to 2^32 blocks, else 8 (the allgather's
+    // records, and the planner's price of them).
+    std::size_t number_bytes() const { return num_blocks() <= (std::uint64_t{1} << 32) ? 4 : 8; }
     std::size_t offset_of(std::uint64_t block) const { return static_cast<std::size_t>(block) * block_bytes(); }
     std::uint32_t elems_of(std::uint64_t block) const {
         const std::uint64_t first = block * block_elems;

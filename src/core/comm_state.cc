@@ -550,8 +550,10 @@ void CommState::break_state(const OpError &error) {
 
 void CommState::keep_spare_operation(std::unique_ptr<Operation> op) {
     dispose(std::move(spare_operation_));
-    if (!broken_) spare_operation_ = std::move(op);
-    dispose(std::move(op));  // (moved from when kept)
+    if (broken_)
+        dispose(std::move(op));  // nothing runs here any more
+    else
+        spare_operation_ = std::move(op);
 }
 
 void CommState::unwatch(StateObserver *observer) {

@@ -68,9 +68,8 @@ CostFeatures cost_features(const Demand &d) {
     f.aggregator[2] = packed / kNsPerUs;
     f.aggregator[3] = busiest_blocks / kNsPerUs;
     f.allgather[0] = std::ceil(std::log2(std::max(P, 2.0)));
-    // A gathered block carries its number: 4 bytes where every number fits in 32 bits, else 8
-    // (record_index_bytes, algo/allgather_allreduce.h).
-    f.allgather[1] = P * D * (bb + (blocks <= 4294967296.0 ? 4.0 : 8.0)) / kNsPerUs;
+    // A gathered block carries its number (algo/allgather_allreduce.h).
+    f.allgather[1] = P * D * (bb + static_cast<double>(d.layout.number_bytes())) / kNsPerUs;
     f.allgather[2] = P * D / kNsPerUs;
     f.output_zero = d.output_to_zero ? N / kNsPerUs : 0.0;
     if (d.nodes > 1 && P > 1) {

@@ -28,7 +28,7 @@ struct Contribution {
 std::vector<std::byte> gather(const std::vector<Contribution> &ranks, const BlockLayout &layout,
                               std::uint64_t max_blocks, std::size_t &record_bytes) {
     record_bytes = static_cast<std::size_t>(allgather_record_bytes(layout, max_blocks));
-    const std::size_t number_bytes = record_index_bytes(layout);
+    const std::size_t number_bytes = layout.number_bytes();
     const std::size_t data_at = 8 + (max_blocks * number_bytes + 7) / 8 * 8;
     std::vector<std::byte> all(record_bytes * ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -175,7 +175,7 @@ TEST(AllgatherReduction, RecordSizeThatOverflowsFitsNothing) {
     EXPECT_EQ(allgather_record_bytes(BlockLayout{100, 7, 1}, UINT64_MAX / 11), UINT64_MAX);
     // Numbers and data that fit apart but not together (8-byte numbers: 2^33 blocks).
     const BlockLayout wide{std::uint64_t{1} << 34, 2, 4};
-    ASSERT_EQ(record_index_bytes(wide), 8u);
+    ASSERT_EQ(wide.number_bytes(), 8u);
     EXPECT_EQ(allgather_record_bytes(wide, UINT64_MAX / 8), UINT64_MAX);
     // Count, numbers padded to 8, data padded to 8.
     EXPECT_EQ(allgather_record_bytes(layout, 3), 8u + 16 + 3 * 1024);  // 32-bit numbers
@@ -188,7 +188,7 @@ TEST(AllgatherReduction, RecordSizeThatOverflowsFitsNothing) {
 TEST(AllgatherReduction, BlockNumbersOnBothSidesOf32Bits) {
     for (const std::uint64_t count : {std::uint64_t{1} << 32, (std::uint64_t{1} << 33) + 5}) {
         const BlockLayout layout{count, 1, 4};
-        EXPECT_EQ(record_index_bytes(layout), count <= (std::uint64_t{1} << 32) ? 4u : 8u);
+        EXPECT_EQ(layout.number_bytes(), count <= (std::uint64_t{1} << 32) ? 4u : 8u);
         std::vector<Contribution> ranks(2);
         ranks[0] = {{0, 70000, count - 1}, {1.0f, 2.0f, 3.0f}};
         ranks[1] = {{70000, (std::uint64_t{1} << 31) + 3, count - 2, count - 1}, {0.5f, 4.0f, 5.0f, 6.0f}};
