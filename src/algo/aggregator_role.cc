@@ -54,14 +54,20 @@ void AggregatorRole::restart() {
     // An output the workers read in place (MPIX_Sparse_alloc_mem) is reduced into even when its zeros
     // are not there: this rank writes its shard's zeros itself, around the union, so that runs go out
     // with their gaps by reference and no result is copied.
-    zero_gaps_ = false;
-    zeroed_to_ = lo_;
+    writes_own_ = false;
+    written_to_ = lo_;
     if (!in_place_ && own_sink_ != nullptr && lo_ < hi_) {
         const std::byte *out = own_sink_->overwrite(lo_, hi_ - lo_);
-        zero_gaps_ = out != nullptr && transport_.shares_in_place(remote_workers_.data(), remote_workers_.size(), out,
-                                                                  spec_.layout.run_bytes(lo_, hi_ - lo_));
-        in_place_ = zero_gaps_;
+        in_place_ = out != nullptr && transport_.shares_in_place(remote_workers_.data(), remote_workers_.size(), out,
+                                                                 spec_.layout.run_bytes(lo_, hi_ - lo_));
+        // Otherwise a dense host output of whole blocks is written from the window, still cached,
+        // rather than read back from the result messages, which then go out with streaming stores.
+        // One-element blocks keep the sink's tiled writes.
+        writes_own_ = out != nullptr && (in_place_ || spec_.layout.block_bytes() >= kStreamingBlockBytes);
     }
+    // Packed results of a large vector go to memory with streaming stores when this rank's output is
+    // not written from them (measured for colocated aggregators only; dedicated ones keep the cache).
+    stream_packed_ = writes_own_ && spec_.layout.total_bytes() >= kStreamingFillBytes;
     // Pieces kept per worker are bounded by its credits (window); results in flight likewise.
     const auto window = static_cast<std::size_t>(spec_.window + 1);
     for (Stream &s : streams_)
@@ -230,7 +236,7 @@ bool AggregatorRole::advance() {
         done_ = end;
         progressed = true;
     }
-    if (zero_gaps_ && zeroed_to_ < done_) zero_gaps(done_, done_, 0);  // a stretch no rank had data in
+    if (writes_own_ && written_to_ < done_) write_own(done_, done_, 0, nullptr);  // a stretch no rank had data in
     if (cover_start_ < done_ && done_ == limit) {
         // At the frontier: send what is packed, or just tell the workers how far results reach (which
         // also returns their credits).
@@ -266,7 +272,7 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
     }
     const std::size_t u = reducer_.finish(static_cast<std::uint32_t>(spec_.workers()));
     reducing.reset();
-    if (zero_gaps_) zero_gaps(base, end, u);
+    if (writes_own_) write_own(base, end, u, in_place_ ? nullptr : acc);
 
     if (u == 0) return;
     const BlockLayout &layout = spec_.layout;
@@ -295,21 +301,28 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
     }
 }
 
-void AggregatorRole::zero_gaps(std::uint64_t base, std::uint64_t end, std::size_t u) {
+void AggregatorRole::write_own(std::uint64_t base, std::uint64_t end, std::size_t u, const std::byte *window) {
     PhaseTimer writing(res_.profile, Phase::ResultWrite);
     const BlockLayout &layout = spec_.layout;
     const bool streaming = layout.total_bytes() >= kStreamingFillBytes;
     auto zero = [&](std::uint64_t from, std::uint64_t to) {
         if (from < to) fill_zero(own_sink_->overwrite(from, to - from), layout.run_bytes(from, to - from), streaming);
     };
-    std::uint64_t at = zeroed_to_;
-    for (std::size_t i = 0; i < u; ++i) {
-        const std::uint64_t block = base + res_.union_[i];
-        zero(at, block);
-        at = block + 1;
+    std::uint64_t at = written_to_;
+    for (std::size_t i = 0; i < u;) {
+        std::size_t j = i + 1;  // union entries [i, j) are adjacent blocks: one run
+        while (j < u && res_.union_[j] == res_.union_[j - 1] + 1)
+            ++j;
+        const std::uint64_t first = base + res_.union_[i];
+        zero(at, first);
+        if (window != nullptr)
+            copy_bytes(own_sink_->overwrite(first, j - i), window + (first - base) * layout.block_bytes(),
+                       layout.run_bytes(first, j - i), streaming);
+        at = first + (j - i);
+        i = j;
     }
     zero(at, end);
-    zeroed_to_ = std::max(zeroed_to_, end);
+    written_to_ = std::max(written_to_, end);
     // Streaming stores are ordered before the references to the runs around them travel.
     if (streaming) store_fence();
 }
@@ -335,7 +348,7 @@ WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end)
 // Sends union entries [from, to) of the current window as one dense run covering
 // [cover_start_, cover_end). Reducing in place, straight from the output: its gap blocks are zero
 // there already (no rank contributed them; they were zero in place, written before the stream, or
-// written by zero_gaps), and every rank's output is dense (outputs are of one kind on all ranks, and
+// written by write_own), and every rank's output is dense (outputs are of one kind on all ranks, and
 // only a dense one is reduced into), so no presence bitmap is needed. Else copied, zeros in the
 // gaps, with a presence bitmap (a sparse output needs the union exactly).
 void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
@@ -384,9 +397,7 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
         }
         payload = dst;
     }
-    // This rank's own output takes a run without gaps from the window, still cached, rather than
-    // reading back what streaming stores just sent to memory.
-    finish_result(std::move(message), payload, bytes, cover_end, gaps || from_output ? nullptr : run);
+    finish_result(std::move(message), payload, bytes, cover_end);
 }
 
 // Adds one union block to the packed result being filled, sending it first when it is full.
@@ -403,7 +414,7 @@ void AggregatorRole::append_packed(std::uint64_t block, const std::byte *data) {
         res_.result_index.resize(static_cast<std::size_t>(per_message));
     }
     const std::size_t bytes = spec_.layout.bytes_of(block);
-    std::memcpy(pending_data_ + pending_bytes_, data, bytes);
+    copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_);
     res_.result_index[pending_n_++] = static_cast<std::uint32_t>(block - cover_start_);
     pending_bytes_ += bytes;
 }
@@ -448,6 +459,7 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
 void AggregatorRole::flush_pending(std::uint64_t end) {
     if (!pending_) return;
     std::byte *dst = pending_data_;
+    if (stream_packed_) store_fence();  // the blocks' streaming stores before the send
     const std::size_t index_at = word_aligned(pending_bytes_);
     std::memset(dst + pending_bytes_, 0, index_at - pending_bytes_);
     std::memcpy(dst + index_at, res_.result_index.data(), pending_n_ * sizeof(std::uint32_t));
@@ -462,13 +474,12 @@ void AggregatorRole::flush_pending(std::uint64_t end) {
 
 // Hands a result message to every remote worker and to this rank's own output.
 void AggregatorRole::finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload,
-                                   std::size_t bytes, std::uint64_t cover_end, const std::byte *own_copy) {
-    if (own_sink_ && !in_place_) {
+                                   std::size_t bytes, std::uint64_t cover_end) {
+    if (own_sink_ && !in_place_ && !writes_own_) {
         MessageView view;
         if (const char *bad = check_payload(message->header, spec_.layout, payload, bytes, &view))
             fail(ErrorId::ProtocolViolation, std::string("own result malformed: ") + bad);
         else {
-            if (own_copy != nullptr) view.data = own_copy;  // the same bytes
             PhaseTimer writing(res_.profile, Phase::ResultWrite);
             own_sink_->write(view);
         }

@@ -58,9 +58,10 @@ class AggregatorRole {
     std::uint64_t covered(const Stream &s) const;
     std::uint64_t frontier() const;
     std::uint64_t next_block(std::uint64_t from, std::uint64_t limit) const;
-    // Zeros the output's blocks in [zeroed_to_, end) that are not among the window's u union
-    // entries (zero_gaps_); the window starts at base.
-    void zero_gaps(std::uint64_t base, std::uint64_t end, std::size_t u);
+    // Makes this rank's output final over [written_to_, end) (writes_own_): zeros where no block of
+    // the window's u union entries is, and the union blocks from `window` (null: reduced there in
+    // place already); the window starts at base.
+    void write_own(std::uint64_t base, std::uint64_t end, std::size_t u, const std::byte *window);
     void reduce_window(std::uint64_t base, std::uint64_t end);
     void emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                     std::uint64_t cover_end);
@@ -69,10 +70,8 @@ class AggregatorRole {
     void flush_pending(std::uint64_t end);
     // A result payload's memory, shared with every remote worker when possible.
     std::byte *result_buffer(OutboundMessage &message, std::size_t bytes);
-    // own_copy: the payload's bytes elsewhere (a dense run without gaps, in the window), for this
-    // rank's own output.
     void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
-                       std::uint64_t cover_end, const std::byte *own_copy = nullptr);
+                       std::uint64_t cover_end);
     void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes);
     void send_coverage(std::uint64_t end);
     void release_consumed();
@@ -95,15 +94,17 @@ class AggregatorRole {
     std::uint64_t window_blocks_;    // most blocks reduced at once
     WindowReducer reducer_;
     bool in_place_ = false;  // reducing straight into this rank's dense output
-    // ... which the workers read in place and whose zeros this rank writes itself, around the union
-    // (in_place_ then holds too): blocks [lo_, zeroed_to_) of it are final.
-    bool zero_gaps_ = false;
-    std::uint64_t zeroed_to_ = 0;
+    // This rank writes its own dense output as it reduces (write_own), not from its result messages:
+    // zeros around the union when reducing in place into an output the workers read in place, else
+    // the union from the cache-resident window too. Blocks [lo_, written_to_) of it are final.
+    bool writes_own_ = false;
+    std::uint64_t written_to_ = 0;
     // The packed result being filled (union blocks of several windows, sent when full or at the
     // frontier): it covers [cover_start_, ...).
     std::unique_ptr<OutboundMessage> pending_;
     std::byte *pending_data_ = nullptr;  // its payload: in its pooled buffer, or in shared memory
     std::size_t pending_n_ = 0, pending_bytes_ = 0;
+    bool stream_packed_ = false;       // its blocks are copied with streaming stores
     std::vector<int> remote_workers_;  // group ranks of the workers other than this rank
     std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
     OpError error_;

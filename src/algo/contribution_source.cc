@@ -111,7 +111,10 @@ std::size_t BitmapSource::pack(const MessagePlan &plan, std::uint64_t from, cons
         bytes = (plan.n - 1) * layout_.block_bytes() + layout_.bytes_of(plan.last);
         std::memcpy(dst, address(plan.first), bytes);
     } else {
-        gather_blocks(dst, data_, index, plan.n, from, layout_.block_bytes(), layout_.bytes_of(plan.last));
+        // Into a large vector's message, which the aggregator reads from memory: no line of it is
+        // read first.
+        gather_blocks(dst, data_, index, plan.n, from, layout_.block_bytes(), layout_.bytes_of(plan.last),
+                      layout_.total_bytes() >= kStreamingFillBytes);
         bytes = (plan.n - 1) * layout_.block_bytes() + layout_.bytes_of(plan.last);
     }
     return finish_payload(plan, from, index, dst, bytes);

@@ -92,11 +92,25 @@ void store_fence() {
 }
 
 void gather_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
-                   std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes) {
+                   std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes, bool streaming) {
     if (n == 0) return;
-    for (std::size_t i = 0; i + 1 < n; ++i)
-        copy_block(dst + i * block_bytes, src + (first_block + index[i]) * block_bytes, block_bytes);
+    streaming = streaming && block_bytes >= kStreamingBlockBytes;
+    // The listed blocks are scattered, so the hardware's prefetcher does not see them coming: each
+    // line of a block kPrefetchAhead bytes of packed data ahead is asked for before it is copied.
+    const std::size_t ahead = block_bytes >= 64 ? std::max<std::size_t>(1, kPrefetchAhead / block_bytes) : n;
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+        if (i + ahead < n) {
+            const std::byte *next = src + (first_block + index[i + ahead]) * block_bytes;
+            for (std::size_t line = 0; line < block_bytes; line += 64)
+                prefetch_ahead(next + line, 0);
+        }
+        if (streaming)
+            copy_bytes(dst + i * block_bytes, src + (first_block + index[i]) * block_bytes, block_bytes, true);
+        else
+            copy_block(dst + i * block_bytes, src + (first_block + index[i]) * block_bytes, block_bytes);
+    }
     copy_block(dst + (n - 1) * block_bytes, src + (first_block + index[n - 1]) * block_bytes, last_bytes);
+    if (streaming) store_fence();
 }
 
 namespace {

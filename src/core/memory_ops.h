@@ -33,8 +33,10 @@ void store_fence();
 
 // Copies the blocks listed by `index` (block numbers relative to `first_block`) from the dense vector
 // `src` into the packed buffer `dst`, each `block_bytes` long except `last_bytes` for the final one.
+// With `streaming` (a packed message another process reads from memory anyway), blocks of at least
+// kStreamingBlockBytes go with streaming stores, fenced before it returns.
 void gather_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,
-                   std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes);
+                   std::uint64_t first_block, std::size_t block_bytes, std::size_t last_bytes, bool streaming = false);
 // The inverse of gather_blocks. With `streaming`, blocks of at least kStreamingBlockBytes go with
 // streaming stores (see fill_zero).
 void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *index, std::size_t n,

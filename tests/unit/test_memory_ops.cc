@@ -128,5 +128,34 @@ TEST(MemoryOps, StreamingScatterMatchesOrdinaryScatter) {
     }
 }
 
+// Gathering is exact whichever stores it uses and wherever the packed buffer starts: the listed
+// blocks back to back (the final one cut to its length), nothing after them; enough blocks that the
+// reads asked for ahead reach the end of the list.
+TEST(MemoryOps, StreamingGatherMatchesOrdinaryGather) {
+    for (std::size_t block : {std::size_t{4}, std::size_t{100}, std::size_t{256}, std::size_t{1024}})
+        for (std::size_t misalign : {std::size_t{0}, std::size_t{8}}) {
+            std::vector<std::uint32_t> index;
+            for (std::uint32_t b = 0; b < 40; b += 1 + b % 3)
+                index.push_back(b);
+            const std::size_t n = index.size(), last = block > 8 ? block / 2 + 1 : block;
+            std::vector<std::byte> src(42 * block);
+            for (std::size_t i = 0; i < src.size(); ++i)
+                src[i] = static_cast<std::byte>(i * 13 + 1);
+            std::vector<std::byte> want((n - 1) * block + last);
+            for (std::size_t i = 0; i < n; ++i)
+                std::memcpy(want.data() + i * block, src.data() + (2 + index[i]) * block, i + 1 < n ? block : last);
+            std::vector<std::byte> plain(n * block + misalign + 64 + 64, std::byte{0x5c}), streamed(plain);
+            // A byte of room before each, to see that nothing is written there.
+            std::byte *p = line_aligned(plain.data() + 1) + misalign, *s = line_aligned(streamed.data() + 1) + misalign;
+            gather_blocks(p, src.data(), index.data(), n, 2, block, last, false);
+            gather_blocks(s, src.data(), index.data(), n, 2, block, last, true);
+            const std::string where = "block " + std::to_string(block) + " misalign " + std::to_string(misalign);
+            EXPECT_EQ(std::memcmp(p, want.data(), want.size()), 0) << where;
+            EXPECT_EQ(std::memcmp(s, want.data(), want.size()), 0) << where;
+            EXPECT_EQ(s[want.size()], std::byte{0x5c}) << "wrote past the cut final block, " << where;
+            EXPECT_EQ(s[-1], std::byte{0x5c}) << "wrote before the buffer, " << where;
+        }
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail
