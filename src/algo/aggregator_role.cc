@@ -98,7 +98,7 @@ void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
         res_.drain(std::move(piece));  // a fetch still writes into it; keep it alive
         return;
     }
-    if (piece->message.handle != nullptr && !piece->message.rendezvous) transport_.release(piece->message);
+    transport_.release(piece->message);  // nothing once fetched: the fetch took the descriptor
     res_.buffers.release(std::move(piece->buffer));
     res_.inbound.put(std::move(piece));
 }
@@ -134,16 +134,23 @@ void AggregatorRole::on_contribution(InboundMessage &&message) {
     }
     auto piece = res_.inbound.get();
     piece->message = std::move(message);
-    if (piece->message.rendezvous) {
-        piece->buffer = res_.buffers.acquire(piece->message.bytes);
-        transport_.fetch(piece->message, piece->buffer.data(), piece->fetch);
-    } else if (!make_ready(*piece)) {
+    try {
+        if (piece->message.rendezvous) {
+            piece->buffer = res_.buffers.acquire(piece->message.bytes);
+            transport_.fetch(piece->message, piece->buffer.data(), piece->fetch);
+        } else if (!make_ready(*piece)) {
+            drop(std::move(piece));
+            return;
+        }
+        auto at = std::find_if(s.pieces.begin(), s.pieces.end(),
+                               [&](const auto &p) { return p->message.header.begin > piece->message.header.begin; });
+        s.pieces.insert(at, std::move(piece));
+    } catch (...) {
+        // Taken but not kept (no buffer, a fetch refused): the message goes back to the transport,
+        // or a fetch under way keeps its buffer; the caller fails the operation.
         drop(std::move(piece));
-        return;
+        throw;
     }
-    auto at = std::find_if(s.pieces.begin(), s.pieces.end(),
-                           [&](const auto &p) { return p->message.header.begin > piece->message.header.begin; });
-    s.pieces.insert(at, std::move(piece));
 }
 
 // Locates the blocks of a piece whose payload is in memory; false (and an error) if malformed.

@@ -207,12 +207,25 @@ void WorkerRole::on_result(InboundMessage &&message) {
         // A gap-free dense run goes straight into the output, after checking it fits exactly there.
         target = sink_.in_place(ph.first, ph.nblocks);
     }
-    if (target == nullptr) {
-        piece->buffer = res_.buffers.acquire(piece->message.bytes);
-        target = piece->buffer.data();
+    try {
+        if (target == nullptr) {
+            piece->buffer = res_.buffers.acquire(piece->message.bytes);
+            target = piece->buffer.data();
+        }
+        transport_.fetch(piece->message, target, piece->fetch);
+        fetches_.push_back(std::move(piece));
+    } catch (...) {
+        // Taken but not kept (no buffer, a fetch refused): the message goes back to the transport,
+        // or a fetch under way keeps its buffer; the caller fails the operation.
+        if (!piece->fetch.done()) {
+            res_.drain(std::move(piece));
+        } else {
+            transport_.release(piece->message);
+            res_.buffers.release(std::move(piece->buffer));
+            res_.inbound.put(std::move(piece));
+        }
+        throw;
     }
-    transport_.fetch(piece->message, target, piece->fetch);
-    fetches_.push_back(std::move(piece));
 }
 
 void WorkerRole::store_result(const WireHeader &h, const std::byte *payload, std::size_t bytes, PayloadHome home,

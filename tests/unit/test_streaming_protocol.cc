@@ -347,8 +347,8 @@ TEST(Coverage, RefusesEmptyAndOverlappingRanges) {
 // floats in 100 blocks of 4, one shard.
 constexpr std::uint64_t kBlocks = 100;
 
-// A rank's transport, with a hook called before each send: a peer's write landing between the rank's
-// check of a message and its use of it.
+// A rank's transport, with hooks called before each send (a peer's write landing between the rank's
+// check of a message and its use of it) and before each fetch.
 class InterposedTransport final : public Transport {
   public:
     explicit InterposedTransport(Transport &inner) : inner_(inner) {}
@@ -356,12 +356,15 @@ class InterposedTransport final : public Transport {
         if (before_send) before_send();
         inner_.send(peer, header, payload, bytes, done);
     }
-    void fetch(InboundMessage &message, void *dest, Completion &done) override { inner_.fetch(message, dest, done); }
+    void fetch(InboundMessage &message, void *dest, Completion &done) override {
+        if (before_fetch) before_fetch();
+        inner_.fetch(message, dest, done);
+    }
     void release(InboundMessage &message) override { inner_.release(message); }
     bool progress() override { return inner_.progress(); }
     void wait() override {}
 
-    std::function<void()> before_send;
+    std::function<void()> before_send, before_fetch;
 
   private:
     Transport &inner_;
@@ -576,6 +579,27 @@ TEST(CraftedMessages, FetchedResultThatFailsToStoreFailsOnce) {
     EXPECT_EQ(t.error(), ErrorId::DeviceFailure);
     EXPECT_EQ(sink.writes, 1);
     EXPECT_TRUE(sent.done());
+}
+
+// A role that takes a message and then cannot keep it (its fetch refused here; a buffer that cannot be
+// had is the same path) fails the operation and gives the message back: the sender's send completes
+// and the transport holds nothing for it. Both leaked the message's descriptor before.
+TEST(CraftedMessages, MessageTakenButNotKeptGoesBack) {
+    for (const auto role : {RankUnderTest::Role::Aggregator, RankUnderTest::Role::Worker}) {
+        const bool aggregates = role == RankUnderTest::Role::Aggregator;
+        SCOPED_TRACE(aggregates ? "aggregator" : "worker");
+        RankUnderTest t(role, /*eager_limit=*/0);  // every payload fetched
+        t.transport.before_fetch = [] { throw Error(ErrorId::TransportFailure, "the test refuses fetches"); };
+        const PackedBlock block(3);
+        WireHeader h = t.header(aggregates ? MessageKind::Contribution : MessageKind::Result, 0, 0, kBlocks);
+        h.nblocks = 1;
+        Completion sent;
+        t.fabric.transport(aggregates ? 0 : 1).send(t.rank, h, block.words.data(), PackedBlock::kBytes, sent);
+        ASSERT_TRUE(t.run()) << "never finished: " << t.op->describe();
+        EXPECT_EQ(t.error(), ErrorId::TransportFailure);
+        EXPECT_TRUE(sent.done());
+        EXPECT_EQ(t.fabric.outstanding(), 0u) << "a payload neither fetched nor released";
+    }
 }
 
 // A payload in its sender's shared segment may be rewritten after the aggregator checked it (a bug,

@@ -6,4 +6,4 @@
 # usage: loop_alternation.sh ROUNDS DENSITY ITERS dirA dirB ... (each dir holds libmpix_sparse.so.0)
 R=$1; D=$2; I=$3; shift 3
 run() { FLOOR=1 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 -x FLOOR -x LD_LIBRARY_PATH=$1 /tmp/loop/loop_cur $D $I | sed "s|^|$(basename $1) |"; }
-for r in $(seq $R); do for d in "$@"; do run $d; done; for ((k=$#; k>=1; k--)); do run ${!k}; done; done
+for _ in $(seq "$R"); do for d in "$@"; do run $d; done; for ((k=$#; k>=1; k--)); do run ${!k}; done; done
