@@ -303,6 +303,46 @@ void SparseOperation::start_allgather() {
 
 void SparseOperation::start_stream() {
     algorithm_ = Algorithm::Aggregator;
+    try {
+        if (state_.config().fail_at == FailPoint::StreamMemory) throw std::bad_alloc();
+        make_stream();
+    } catch (const std::bad_alloc &) {
+        stream_cannot_start();
+        return;
+    }
+    enter(Stage::Stream);
+    if (error_) stream_->fail(error_);  // failed before the stream: its peers must learn of it
+    // The stream owns each message from here (moving one empties it in held_). One that a step throws
+    // on fails the stream, as a failure in its own steps does, and the rest still go to it.
+    for (InboundMessage &m : held_) {
+        try {
+            stream_->on_message(std::move(m));
+        } catch (const Error &e) {
+            stream_->fail({e.id(), e.detail()});
+        } catch (const std::bad_alloc &) {
+            stream_->fail({ErrorId::OutOfMemory, "taking a message that came early"});
+        }
+        state_.links().release(m);  // still here only when the step threw before taking it
+    }
+    held_.clear();
+}
+
+// Out of memory for this rank's stream while its peers start theirs: an Abort to each ends theirs, as
+// a failed stream's would, and this rank meets them at the closing barrier, so the communicator stays
+// in step. Only when even the Aborts cannot go out does it break (the peers then wait for their
+// timeout, as for a rank that stopped).
+void SparseOperation::stream_cannot_start() {
+    stream_.reset();  // a restart that failed half-way is not used again
+    if (!state_.abort_to_peers(seq())) {
+        cannot_join({ErrorId::OutOfMemory, "starting the stream"});
+        return;
+    }
+    if (!error_) error_ = OpError{ErrorId::OutOfMemory, "starting the stream"};
+    release_held();  // messages kept for the stream
+    start_barrier();
+}
+
+void SparseOperation::make_stream() {
     const Group &group = state_.group();
     // Field by field, so a restart reuses the vectors' memory.
     spec_.context = state_.context();
@@ -325,25 +365,10 @@ void SparseOperation::start_stream() {
         stream_->restart();
     else
         stream_.emplace(spec_, state_.links(), scratch().resources, counters_, &source(), &sink(), group.rank);
-    enter(Stage::Stream);
-    if (error_) stream_->fail(error_);  // failed before the stream: its peers must learn of it
-    // The stream owns each message from here (moving one empties it in held_). One that a step throws
-    // on fails the stream, as a failure in its own steps does, and the rest still go to it.
-    for (InboundMessage &m : held_) {
-        try {
-            stream_->on_message(std::move(m));
-        } catch (const Error &e) {
-            stream_->fail({e.id(), e.detail()});
-        } catch (const std::bad_alloc &) {
-            stream_->fail({ErrorId::OutOfMemory, "taking a message that came early"});
-        }
-        state_.links().release(m);  // still here only when the step threw before taking it
-    }
-    held_.clear();
 }
 
 void SparseOperation::start_barrier() {
-    if (!error_ && stream_->error()) error_ = stream_->error();
+    if (!error_ && stream_ && stream_->error()) error_ = stream_->error();
     store_fence();  // results written with streaming stores are visible before anyone reads them
     MPI_Request r = MPI_REQUEST_NULL;
     mpi_.add(MPI_Ibarrier(state_.comm(), &r), r, "MPI_Ibarrier");

@@ -126,6 +126,8 @@ class SparseOperation : public Operation {
     bool allgather_fits() const;
     void start_allgather();
     void start_stream();
+    void make_stream();  // the stream of this start, made or restarted
+    void stream_cannot_start();
     void start_barrier();
 
     CommState &state_;

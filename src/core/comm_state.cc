@@ -483,13 +483,29 @@ void CommState::send_stalled_notices() {
         stalled_seq_ = seq;
         stalled_peers_.clear();
     }
+    send_notices(MessageKind::Stalled, seq);
+}
+
+bool CommState::abort_to_peers(std::uint64_t seq) {
+    if (!links_) return false;
+    try {
+        send_notices(MessageKind::Abort, seq);
+        return true;
+    } catch (const std::bad_alloc &) {
+        return false;
+    } catch (const Error &) {
+        return false;
+    }
+}
+
+void CommState::send_notices(MessageKind kind, std::uint64_t seq) {
     auto notices = std::make_shared<Notices>();
     notices->headers.resize(static_cast<std::size_t>(group_.size));
     notices->sent.resize(static_cast<std::size_t>(group_.size));
     for (int peer = 0; peer < group_.size; ++peer) {
         if (peer == group_.rank) continue;
         WireHeader &h = notices->headers[static_cast<std::size_t>(peer)];
-        h.kind = MessageKind::Stalled;
+        h.kind = kind;
         h.context = context_;
         h.seq = seq;
         h.sender = static_cast<std::uint32_t>(group_.rank);

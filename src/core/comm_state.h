@@ -165,6 +165,9 @@ class CommState final : public MessageSink, public Progressable {
     // Breaks it (engine lock held): see the header comment. Spreads to its hierarchy levels and to
     // the communicator they belong to.
     void break_state(const OpError &error);
+    // Tells every other rank of the group that this rank failed operation `seq` (an Abort each), for
+    // an operation that fails before it has a stream to tell them with. False if they cannot be sent.
+    bool abort_to_peers(std::uint64_t seq);
 
   private:
     // Tells dedicated aggregators this worker is leaving, once its operations are done (the
@@ -180,6 +183,9 @@ class CommState final : public MessageSink, public Progressable {
     // The watchdog, after each progress step of the active operation.
     void watch(bool moved);
     void send_stalled_notices();
+    // Sends a header-only notice of `kind` for operation `seq` to every other rank of the group
+    // (kept until sent; an unsettled earlier one is parked).
+    void send_notices(MessageKind kind, std::uint64_t seq);
     std::string stall_report() const;
 
     MPI_Comm internal_ = MPI_COMM_NULL;

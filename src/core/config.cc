@@ -139,11 +139,17 @@ const Keyword<ProgressThreadSetting> kProgressWords[] = {
 const Keyword<TuneSetting> kTuneWords[] = {
     {"auto", TuneSetting::Auto}, {"on", TuneSetting::On}, {"off", TuneSetting::Off}};
 const Keyword<bool> kOnOffWords[] = {{"on", true}, {"off", false}, {"1", true}, {"0", false}};
-const Keyword<FailPoint> kFailWords[] = {
-    {"none", FailPoint::None},           {"scan", FailPoint::Scan},     {"contribution", FailPoint::Contribution},
-    {"aggregate", FailPoint::Aggregate}, {"result", FailPoint::Result}, {"corrupt", FailPoint::Corrupt},
-    {"throw", FailPoint::Throw},         {"stop", FailPoint::Stop},     {"exit", FailPoint::Exit},
-    {"connect", FailPoint::Connect}};
+const Keyword<FailPoint> kFailWords[] = {{"none", FailPoint::None},
+                                         {"scan", FailPoint::Scan},
+                                         {"contribution", FailPoint::Contribution},
+                                         {"aggregate", FailPoint::Aggregate},
+                                         {"result", FailPoint::Result},
+                                         {"corrupt", FailPoint::Corrupt},
+                                         {"throw", FailPoint::Throw},
+                                         {"stop", FailPoint::Stop},
+                                         {"exit", FailPoint::Exit},
+                                         {"connect", FailPoint::Connect},
+                                         {"stream_memory", FailPoint::StreamMemory}};
 
 template <class T>
 void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {

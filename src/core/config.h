@@ -30,7 +30,7 @@ enum class TuneSetting { Auto, On, Off };
 //   connect: setting up the communicator's transport fails on this rank (its peers must fail too).
 // Test hooks (mpix_sparse_test_fail): a failure injected on this rank at one point of a call; Stop
 // and Exit make the process raise SIGSTOP on itself or _exit(0) after its first contribution.
-enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw, Stop, Exit, Connect };
+enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw, Stop, Exit, Connect, StreamMemory };
 
 struct Config {
     std::uint32_t block_elems = 256;

@@ -1,6 +1,7 @@
 // One rank's failure must not hang the others: a failure injected on one rank at each phase of a
 // call (before the agreement, mid-stream at a worker or an aggregator, at a result, a malformed
-// message, an exception thrown inside a step) reaches every rank of the call, which all return
+// message, an exception thrown inside a step, out of memory for its stream as it starts, which
+// once broke its communicator and left the peers waiting) reaches every rank of the call, which all return
 // within a second; the communicator then works again. A failed set-up fails every rank's too.
 #include <gtest/gtest.h>
 
@@ -49,9 +50,10 @@ TEST(Failures, OneRankFailsAtEachPhaseAndNobodyWaits) {
     if (size < 2) GTEST_SKIP() << "needs a peer to fail";
     const int failing = size - 1;
     const Phase phases[] = {
-        {"scan", MPIX_ERR_SPARSE_INTERN, false},      {"contribution", MPIX_ERR_SPARSE_INTERN, false},
-        {"aggregate", MPIX_ERR_SPARSE_INTERN, false}, {"result", MPIX_ERR_SPARSE_INTERN, true},
-        {"throw", MPIX_ERR_SPARSE_INTERN, false},     {"corrupt", MPIX_ERR_SPARSE_REMOTE, false}};
+        {"scan", MPIX_ERR_SPARSE_INTERN, false},         {"contribution", MPIX_ERR_SPARSE_INTERN, false},
+        {"aggregate", MPIX_ERR_SPARSE_INTERN, false},    {"result", MPIX_ERR_SPARSE_INTERN, true},
+        {"throw", MPIX_ERR_SPARSE_INTERN, false},        {"corrupt", MPIX_ERR_SPARSE_REMOTE, false},
+        {"stream_memory", MPIX_ERR_SPARSE_INTERN, false}};
     const std::size_t count = 400000;
     const auto in = test_vector(count, rank, size, 3);
     std::vector<float> want(count);
