@@ -307,7 +307,10 @@ void SparseOperation::start_stream() {
         if (state_.config().fail_at == FailPoint::StreamMemory) throw std::bad_alloc();
         make_stream();
     } catch (const std::bad_alloc &) {
-        stream_cannot_start();
+        stream_cannot_start({ErrorId::OutOfMemory, "stream start"});  // short: no allocation
+        return;
+    } catch (const Error &e) {
+        stream_cannot_start({e.id(), e.detail()});
         return;
     }
     enter(Stage::Stream);
@@ -327,18 +330,19 @@ void SparseOperation::start_stream() {
     held_.clear();
 }
 
-// Out of memory for this rank's stream while its peers start theirs: an Abort to each ends theirs, as
-// a failed stream's would, and this rank meets them at the closing barrier, so the communicator stays
-// in step. Only when even the Aborts cannot go out does it break (the peers then wait for their
-// timeout, as for a rank that stopped).
-void SparseOperation::stream_cannot_start() {
-    stream_.reset();  // a restart that failed half-way is not used again
+// This rank's stream cannot be made (out of memory, a transport error) while its peers start theirs:
+// an Abort to each ends theirs, as a failed stream's would, and this rank meets them at the closing
+// barrier, so the communicator stays in step. Only when even the Aborts cannot go out does it break
+// (the peers then wait for their timeout, as for a rank that stopped). Whatever may allocate comes
+// before the Aborts: once they are out, this rank must reach the barrier. (A stream whose restart
+// failed half-way is restarted again at the next start.)
+void SparseOperation::stream_cannot_start(OpError error) {
+    if (!error_) error_ = std::move(error);
+    release_held();  // messages kept for the stream
     if (!state_.abort_to_peers(seq())) {
-        cannot_join({ErrorId::OutOfMemory, "starting the stream"});
+        cannot_join(error_);
         return;
     }
-    if (!error_) error_ = OpError{ErrorId::OutOfMemory, "starting the stream"};
-    release_held();  // messages kept for the stream
     start_barrier();
 }
 

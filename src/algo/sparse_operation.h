@@ -127,7 +127,7 @@ class SparseOperation : public Operation {
     void start_allgather();
     void start_stream();
     void make_stream();  // the stream of this start, made or restarted
-    void stream_cannot_start();
+    void stream_cannot_start(OpError error);
     void start_barrier();
 
     CommState &state_;

@@ -499,9 +499,13 @@ bool CommState::abort_to_peers(std::uint64_t seq) {
 }
 
 void CommState::send_notices(MessageKind kind, std::uint64_t seq) {
+    // Everything that may allocate comes first: the transport holds the headers and completions from
+    // the first send on, so they are kept (in notices_) before it.
     auto notices = std::make_shared<Notices>();
     notices->headers.resize(static_cast<std::size_t>(group_.size));
     notices->sent.resize(static_cast<std::size_t>(group_.size));
+    if (notices_ && !notices_->settled()) Library::get().park(notices_);
+    notices_ = notices;
     for (int peer = 0; peer < group_.size; ++peer) {
         if (peer == group_.rank) continue;
         WireHeader &h = notices->headers[static_cast<std::size_t>(peer)];
@@ -511,8 +515,6 @@ void CommState::send_notices(MessageKind kind, std::uint64_t seq) {
         h.sender = static_cast<std::uint32_t>(group_.rank);
         links_->send(peer, h, nullptr, 0, notices->sent[static_cast<std::size_t>(peer)]);
     }
-    if (notices_ && !notices_->settled()) Library::get().park(notices_);
-    notices_ = std::move(notices);
 }
 
 std::string CommState::stall_report() const {
