@@ -22,7 +22,7 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, Transport &transport, Str
 void AggregatorRole::restart() {
     for (Stream &s : streams_) {
         for (auto &p : s.pieces)
-            drop(std::move(p));
+            res_.give_back(transport_, std::move(p));
         s.pieces.clear();
     }
     for (auto &m : in_flight_)
@@ -78,7 +78,7 @@ void AggregatorRole::restart() {
 AggregatorRole::~AggregatorRole() {
     for (Stream &s : streams_)
         for (auto &p : s.pieces)
-            drop(std::move(p));
+            res_.give_back(transport_, std::move(p));
     // Sends not yet completed by the transport keep their memory in the drain list.
     for (auto &m : in_flight_)
         res_.drain(std::move(m));
@@ -90,17 +90,6 @@ AggregatorRole::~AggregatorRole() {
 
 void AggregatorRole::fail(ErrorId id, const std::string &what) {
     if (!error_) error_ = OpError{id, what};
-}
-
-void AggregatorRole::drop(std::unique_ptr<InboundPiece> piece) {
-    if (!piece) return;
-    if (!piece->fetch.done()) {
-        res_.drain(std::move(piece));  // a fetch still writes into it; keep it alive
-        return;
-    }
-    transport_.release(piece->message);  // nothing once fetched: the fetch took the descriptor
-    res_.buffers.release(std::move(piece->buffer));
-    res_.inbound.put(std::move(piece));
 }
 
 void AggregatorRole::on_contribution(InboundMessage &&message) {
@@ -139,7 +128,7 @@ void AggregatorRole::on_contribution(InboundMessage &&message) {
             piece->buffer = res_.buffers.acquire(piece->message.bytes);
             transport_.fetch(piece->message, piece->buffer.data(), piece->fetch);
         } else if (!make_ready(*piece)) {
-            drop(std::move(piece));
+            res_.give_back(transport_, std::move(piece));
             return;
         }
         auto at = std::find_if(s.pieces.begin(), s.pieces.end(),
@@ -148,7 +137,7 @@ void AggregatorRole::on_contribution(InboundMessage &&message) {
     } catch (...) {
         // Taken but not kept (no buffer, a fetch refused): the message goes back to the transport,
         // or a fetch under way keeps its buffer; the caller fails the operation.
-        drop(std::move(piece));
+        res_.give_back(transport_, std::move(piece));
         throw;
     }
 }
@@ -520,7 +509,7 @@ void AggregatorRole::release_consumed() {
         while (!s.pieces.empty() && s.pieces.front()->ready && s.pieces.front()->message.header.end <= done_ &&
                s.pieces.front()->message.header.begin == s.next_begin) {
             s.next_begin = s.pieces.front()->message.header.end;
-            drop(std::move(s.pieces.front()));
+            res_.give_back(transport_, std::move(s.pieces.front()));
             s.pieces.erase(s.pieces.begin());
         }
     }

@@ -52,7 +52,6 @@ class AggregatorRole {
     };
 
     void fail(ErrorId id, const std::string &what);
-    void drop(std::unique_ptr<InboundPiece> piece);
     bool make_ready(InboundPiece &piece);
     bool poll_fetches();
     std::uint64_t covered(const Stream &s) const;

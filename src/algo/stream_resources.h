@@ -127,6 +127,16 @@ struct StreamResources {
 
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }
+    // A piece its role keeps no longer: its message back to the transport (nothing once fetched: the
+    // fetch took the descriptor), its buffer and itself back to their pools; or, while a fetch still
+    // writes into it, kept alive in the drain list.
+    void give_back(Transport &transport, std::unique_ptr<InboundPiece> p) {
+        if (!p) return;
+        if (!p->fetch.done()) return drain(std::move(p));
+        transport.release(p->message);
+        buffers.release(std::move(p->buffer));
+        inbound.put(std::move(p));
+    }
 
     // Recycles the sends of `list` the transport has completed; the first failure goes to *failure
     // (when given). True when any completed.

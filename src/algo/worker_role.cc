@@ -217,13 +217,7 @@ void WorkerRole::on_result(InboundMessage &&message) {
     } catch (...) {
         // Taken but not kept (no buffer, a fetch refused): the message goes back to the transport,
         // or a fetch under way keeps its buffer; the caller fails the operation.
-        if (!piece->fetch.done()) {
-            res_.drain(std::move(piece));
-        } else {
-            transport_.release(piece->message);
-            res_.buffers.release(std::move(piece->buffer));
-            res_.inbound.put(std::move(piece));
-        }
+        res_.give_back(transport_, std::move(piece));
         throw;
     }
 }
