@@ -7,11 +7,13 @@
 #include "algo/device_staging.h"
 #include "algo/hierarchical_allreduce.h"
 #include "algo/sparse_operation.h"
+#include "algo/stream_spec.h"
 #include "core/block_scan.h"
 #include "core/comm_state.h"
 #include "core/device_memory.h"
 #include "core/element_type.h"
 #include "core/library.h"
+#include "core/memory_ops.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -73,6 +75,8 @@ class BlockAllreduce final : public SparseOperation {
   private:
     void start_dense() override;
     bool stage_for_dense();
+    BlockStaging *begin_staging(const BlockLayout &layout);
+    void drop_staging();
     void dense_by_caller() override {
         blocking_allreduce(dense_in_, dense_out_, count_, datatype_, op_, state().comm());
     }
@@ -186,6 +190,42 @@ void BlockAllreduce::planned(Algorithm algorithm) {
     }
 }
 
+// The scan's staging for this call (core/block_staging.h), or null. Only for vectors too large to
+// stay cached (below that, packing reads from the cache) of whole-line blocks, when every aggregator
+// reads this rank's shared memory in place; not when the allgather is forced (it reads the input).
+BlockStaging *BlockAllreduce::begin_staging(const BlockLayout &layout) {
+    OperationScratch &s = scratch();
+    s.staging.clear();
+    CommState &st = state();
+    if (layout.total_bytes() < kStreamingFillBytes || layout.block_bytes() % 64 != 0 ||
+        st.config().algorithm == AlgorithmChoice::Allgather)
+        return nullptr;
+    const Group &group = st.group();
+    s.staging_peers.clear();
+    for (int a : group.aggregators)
+        if (a != group.rank) s.staging_peers.push_back(a);
+    if (s.staging_peers.empty()) return nullptr;
+    const std::uint64_t chunk = blocks_per_message(st.config().message_bytes, layout);
+    std::byte *base = st.links().shared_buffer(s.staging_peers.data(), s.staging_peers.size(),
+                                               BlockStaging::bytes_needed(layout, chunk));
+    if (base == nullptr) return nullptr;
+    try {
+        s.staging.begin(base, layout, chunk);
+    } catch (const std::bad_alloc &) {
+        st.links().trim_shared(base, 0);
+        throw;
+    }
+    return &s.staging;
+}
+
+void BlockAllreduce::drop_staging() {
+    OperationScratch &s = scratch();
+    if (!s.staging.active()) return;
+    state().links().trim_shared(s.staging.base(), 0);
+    hold_shared(nullptr);
+    s.staging.clear();
+}
+
 void BlockAllreduce::activate() {
     CommState &s = state();
     out_of_memory_ = false;  // a persistent request starts afresh
@@ -212,7 +252,8 @@ void BlockAllreduce::activate() {
     BlockBitmap *bitmap = &no_bitmap;
     const std::byte *data = input();
     const std::uint64_t *ranks = nullptr;
-    bool writes_zeros = false;  // the sink writes the output's zeros (else they are there)
+    BlockStaging *staged = nullptr;  // the scan's copy of the blocks to send
+    bool writes_zeros = false;       // the sink writes the output's zeros (else they are there)
     try {
         bitmap = &scratch().bitmap;
         bitmap->reset(call.layout.num_blocks());
@@ -228,7 +269,12 @@ void BlockAllreduce::activate() {
             // The scan only reads: a host output gets its zeros from the sink, with the results, so
             // that each of its bytes is written once (in place, this rank's zero blocks are zero
             // already, and a dense plan lets MPI write it all).
-            call.nonzero = scan_blocks(data, call.layout, *bitmap);
+            staged = begin_staging(call.layout);
+            call.nonzero = scan_blocks(data, call.layout, *bitmap, staged);
+            if (staged != nullptr) {
+                state().links().trim_shared(staged->base(), staged->bytes_used());
+                hold_shared(staged->base());
+            }
             writes_zeros = !in_place_ && !on_device(kinds_.recv);
         }
         if (on_device(kinds_.recv)) staged_sink_.emplace(*device_, scratch().device, call.layout);
@@ -241,8 +287,10 @@ void BlockAllreduce::activate() {
         call.nonzero = 0;
         bitmap->reset(0);
         staged_sink_.reset();
+        if (staged != nullptr) drop_staging();
+        staged = nullptr;
     }
-    source_.emplace(data, call.layout, *bitmap, ranks);
+    source_.emplace(data, call.layout, *bitmap, ranks, staged);
     if (!staged_sink_)
         sink_.emplace(output, call.layout,
                       writes_zeros ? DenseResultSink::Zeros::Written : DenseResultSink::Zeros::Present);

@@ -58,6 +58,8 @@ MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uin
     MessagePlan p;
     std::uint64_t k = bitmap_.next_set(from, limit);
     p.first = k;
+    // A message that ends where its staged chunk does can go from the staging.
+    if (staging_ != nullptr && k < limit) max_blocks = std::min(max_blocks, staging_->blocks_to_chunk_end(bitmap_, k));
     while (k < limit && p.n < max_blocks) {
         const std::uint64_t cap = std::min<std::uint64_t>(limit, k + (max_blocks - p.n));
         const std::uint64_t run_end = bitmap_.next_clear(k, cap);
@@ -118,6 +120,12 @@ std::size_t BitmapSource::pack(const MessagePlan &plan, std::uint64_t from, cons
         bytes = (plan.n - 1) * layout_.block_bytes() + layout_.bytes_of(plan.last);
     }
     return finish_payload(plan, from, index, dst, bytes);
+}
+
+const std::byte *BitmapSource::packed_in_place(const MessagePlan &plan, const std::uint32_t *index,
+                                               std::size_t *bytes) const {
+    if (staging_ == nullptr || plan.dense || plan.n == 0) return nullptr;
+    return staging_->in_place(bitmap_, plan.first, plan.last, plan.n, index, bytes);
 }
 
 void BitmapSource::visit(std::uint64_t from, std::uint64_t limit,

@@ -10,6 +10,7 @@
 #include "algo/block_batch.h"
 #include "core/block_bitmap.h"
 #include "core/block_layout.h"
+#include "core/block_staging.h"
 
 namespace mpix::sparse::detail {
 
@@ -53,6 +54,13 @@ class ContributionSource {
     // presence bitmap if planned). Returns its length.
     virtual std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
                              std::byte *dst) const = 0;
+    // The planned packed message where it already lies in wire layout, in memory the aggregators read
+    // in place (the scan's staging, core/block_staging.h), with its block numbers (`index`, relative
+    // to `from`) written after its data; its length in *bytes. Null when it must be packed.
+    virtual const std::byte *packed_in_place(const MessagePlan & /*plan*/, const std::uint32_t * /*index*/,
+                                             std::size_t * /*bytes*/) const {
+        return nullptr;
+    }
     // A gap-free dense run [first, last] in place in the caller's memory (sent without a copy), or
     // null when this source has no contiguous memory for it.
     virtual const std::byte *dense_run(const MessagePlan &plan) const = 0;
@@ -75,12 +83,14 @@ std::size_t max_packed_bytes(std::uint64_t max_blocks, std::size_t block_bytes);
 // A bitmap of non-zero blocks and their data: either the dense buffer itself, or only the non-zero
 // blocks packed back to back in ascending order (a device buffer's blocks in host staging). Packed,
 // block k is at slot rank(k) = set bits below k, found from `word_ranks` (set bits below each
-// bitmap word; see rank_words).
+// bitmap word; see rank_words). A dense buffer may also have blocks the scan staged (`staging`):
+// packed messages then end where its chunks do, and go from there when they can.
 class BitmapSource final : public ContributionSource {
   public:
     BitmapSource(const std::byte *data, const BlockLayout &layout, const BlockBitmap &bitmap,
-                 const std::uint64_t *word_ranks = nullptr)
-        : data_(data), layout_(layout), bitmap_(bitmap), ranks_(word_ranks) {}
+                 const std::uint64_t *word_ranks = nullptr, const BlockStaging *staging = nullptr)
+        : data_(data), layout_(layout), bitmap_(bitmap), ranks_(word_ranks),
+          staging_(staging != nullptr && staging->active() ? staging : nullptr) {}
 
     std::uint64_t next(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.next_set(from, limit); }
     std::uint64_t count(std::uint64_t from, std::uint64_t limit) const override { return bitmap_.count(from, limit); }
@@ -88,6 +98,8 @@ class BitmapSource final : public ContributionSource {
                      bool gaps_in_place) const override;
     std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
                      std::byte *dst) const override;
+    const std::byte *packed_in_place(const MessagePlan &plan, const std::uint32_t *index,
+                                     std::size_t *bytes) const override;
     const std::byte *dense_run(const MessagePlan &plan) const override {
         return plan.presence ? nullptr : address(plan.first);
     }
@@ -104,7 +116,8 @@ class BitmapSource final : public ContributionSource {
     const std::byte *data_;
     BlockLayout layout_;
     const BlockBitmap &bitmap_;
-    const std::uint64_t *ranks_;  // null: data_ is the dense buffer
+    const std::uint64_t *ranks_;   // null: data_ is the dense buffer
+    const BlockStaging *staging_;  // null: nothing staged
 };
 
 // Fills ranks (one entry per bitmap word) with the number of set bits before each word.

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "algo/device_staging.h"
 #include "algo/stream_resources.h"
 #include "core/block_bitmap.h"
+#include "core/block_staging.h"
 #include "core/comm_state.h"
 #include "core/operation.h"
 #include "core/pair_sort.h"
@@ -20,6 +22,8 @@ struct OperationScratch final : Reusable {
     PairSortScratch pairs;
     StreamResources resources;
     DeviceStaging device;  // device buffers only
+    BlockStaging staging;  // the scan's copy of the blocks to send (core/block_staging.h)
+    std::vector<int> staging_peers;
 
     bool settle() override { return resources.reap(); }
     void abandon() override { resources.abandon(); }

@@ -303,6 +303,7 @@ void SparseOperation::start_allgather() {
 
 void SparseOperation::start_stream() {
     algorithm_ = Algorithm::Aggregator;
+    unstreamed_shared_ = nullptr;  // the closing barrier recycles it, whatever happens from here
     try {
         if (state_.config().fail_at == FailPoint::StreamMemory) throw std::bad_alloc();
         make_stream();
@@ -519,6 +520,11 @@ void SparseOperation::finish() {
     stats.bytes_in_place += static_cast<std::int64_t>(counters_.bytes_in_place);
     stats.bytes_received += static_cast<std::int64_t>(counters_.bytes_received);
     release_held();
+    if (unstreamed_shared_ != nullptr) {
+        // Nobody was sent a reference to it: the most recent allocation of the segment, taken back.
+        state_.links().trim_shared(unstreamed_shared_, 0);
+        unstreamed_shared_ = nullptr;
+    }
     // The scratch (and the stream's containers) stay with the operation until it is destroyed: a
     // persistent request's next start reuses them without allocating.
 }

@@ -111,6 +111,9 @@ class SparseOperation : public Operation {
     // Out of memory for a collective stage the peers enter: ends the operation by breaking the
     // communicator (on one rank, just ends it with `error`).
     void cannot_join(OpError error);
+    // Shared memory this operation took before its stream (the scan's staging, from `p` on): the
+    // stream's closing barrier recycles it; an operation that ends without a stream gives it back.
+    void hold_shared(const std::byte *p) { unstreamed_shared_ = p; }
 
     MpiRequests mpi_;
     SparseCall call_;
@@ -151,6 +154,7 @@ class SparseOperation : public Operation {
     std::int64_t agree_since_ = 0;  // when the agreement began (the tuner's clock)
     bool tuned_ = false;            // this call reports its time to the tuner
     bool dense_streak_allowed_ = true;
+    const std::byte *unstreamed_shared_ = nullptr;  // hold_shared
 };
 
 }  // namespace mpix::sparse::detail

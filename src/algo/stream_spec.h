@@ -13,6 +13,12 @@
 
 namespace mpix::sparse::detail {
 
+// Blocks one message of at most message_bytes of block data may carry (at least one).
+inline std::uint64_t blocks_per_message(std::size_t message_bytes, const BlockLayout &layout) {
+    const std::size_t b = layout.block_bytes();
+    return message_bytes > b ? message_bytes / b : 1;
+}
+
 struct StreamSpec {
     std::uint32_t context = 0;
     std::uint64_t seq = 0;
@@ -38,11 +44,7 @@ struct StreamSpec {
     int aggregators() const { return static_cast<int>(aggregator_peer.size()); }
     std::uint64_t shard_lo(int a) const { return shard_bounds[static_cast<std::size_t>(a)]; }
     std::uint64_t shard_hi(int a) const { return shard_bounds[static_cast<std::size_t>(a) + 1]; }
-    // Blocks one message may carry (at least one).
-    std::uint64_t max_blocks_per_message() const {
-        const std::size_t b = layout.block_bytes();
-        return message_bytes > b ? message_bytes / b : 1;
-    }
+    std::uint64_t max_blocks_per_message() const { return blocks_per_message(message_bytes, layout); }
 };
 
 }  // namespace mpix::sparse::detail

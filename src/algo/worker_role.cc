@@ -110,6 +110,8 @@ bool WorkerRole::send_contributions(Shard &shard) {
                 bytes = layout.run_bytes(plan.first, plan.span());
                 payload = res_.shared_copy(transport_, &peer, 1, payload, bytes,
                                            layout.total_bytes() >= kStreamingFillBytes, &counters_.bytes_in_place);
+            } else if (const std::byte *staged = source_.packed_in_place(plan, res_.plan_index.data(), &bytes)) {
+                payload = staged;  // where the scan put it, in memory the aggregator reads in place
             } else {
                 // Packed where the aggregator reads it in place when the transport shares memory.
                 std::byte *dst =

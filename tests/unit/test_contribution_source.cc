@@ -1,6 +1,8 @@
 // Message planning from a worker's data: packed vs dense by exact byte counts, coverage ranges.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "algo/contribution_source.h"
@@ -134,6 +136,66 @@ TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
             seen.push_back(b.block(i));
     });
     EXPECT_EQ(seen, std::vector<std::uint64_t>(idx.begin(), idx.end())) << "gaps are not part of the union";
+}
+
+// The scan stages the blocks it finds (core/block_staging.h). A packed message then goes from the
+// staging whenever it ends where its chunk does or at the last staged block, byte for byte what
+// pack() writes; one cut by a shard's end mid-chunk is packed. Words nearly all non-zero are not
+// staged: their runs go dense from the input, as without staging.
+TEST(ContributionSource, PackedMessagesGoFromTheScansStaging) {
+    const BlockLayout layout{3000 * 16 + 5, 16, 4};  // 3001 blocks of 64 bytes, the last one of 20
+    const std::uint64_t blocks = layout.num_blocks();
+    std::mt19937 rng(5);
+    std::vector<float> data(layout.count, 0.0f);
+    for (std::uint64_t k = 0; k < blocks; ++k)
+        if ((k >= 1280 && k < 1920) || rng() % 2 == 0)  // words 20-29 all non-zero
+            data[k * 16 + k % (k + 1 == blocks ? 5 : 16)] = 1.0f + static_cast<float>(k);
+    const auto *input = reinterpret_cast<const std::byte *>(data.data());
+    const std::uint64_t chunk = 8;
+    std::vector<std::byte> memory(BlockStaging::bytes_needed(layout, chunk), std::byte{0xCD});
+    BlockStaging staging;
+    staging.begin(memory.data(), layout, chunk);
+    BlockBitmap bitmap, plain;
+    bitmap.reset(blocks);
+    plain.reset(blocks);
+    const std::uint64_t nonzero = scan_blocks(input, layout, bitmap, &staging);
+    ASSERT_EQ(scan_blocks(input, layout, plain), nonzero);
+    for (std::uint64_t k = 0; k < blocks; ++k)
+        ASSERT_EQ(bitmap.test(k), plain.test(k)) << "staging changed what the scan found at block " << k;
+    EXPECT_LE(staging.bytes_used(), memory.size());
+
+    BitmapSource source(input, layout, bitmap, nullptr, &staging);
+    std::vector<std::uint32_t> index(64);
+    int in_place = 0, packed = 0, dense = 0;
+    const std::uint64_t shards[][2] = {{0, 1001}, {1001, blocks}};  // cut mid-chunk
+    for (const auto &shard : shards) {
+        for (std::uint64_t from = shard[0]; from < shard[1];) {
+            const MessagePlan p = source.plan(from, shard[1], 16, index.data(), false);
+            if (p.n == 0) break;
+            std::vector<std::byte> want(max_packed_bytes(p.n, layout.block_bytes()));
+            const std::size_t want_bytes = source.pack(p, from, index.data(), want.data());
+            std::size_t got_bytes = 0;
+            const std::byte *got = source.packed_in_place(p, index.data(), &got_bytes);
+            if (p.dense) {
+                EXPECT_EQ(got, nullptr);
+                ++dense;
+            } else if (got != nullptr) {
+                ++in_place;
+                EXPECT_LE(p.n, chunk) << "a message from the staging ends in its chunk";
+                ASSERT_EQ(got_bytes, want_bytes) << "from block " << from;
+                EXPECT_EQ(std::memcmp(got, want.data(), want_bytes), 0) << "from block " << from;
+            } else {
+                ++packed;
+            }
+            from = p.end;
+        }
+    }
+    EXPECT_GT(dense, 0) << "the words of non-zero blocks only go as dense runs";
+    EXPECT_GT(in_place, 100);
+    // The message cut by the shard's end, and those of word 30 (a word is staged or not by the one
+    // before it, so staging resumes at word 31): about 32 blocks in messages of up to 16.
+    EXPECT_GE(packed, 1);
+    EXPECT_LE(packed, 8);
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ struct Scenario {
     // The output's zeros written before the stream (a device input's host output), so aggregators
     // reduce into it in place; else the sink writes them with the results.
     bool zeros_present = false;
+    bool staged = false;      // the scan stages the blocks to send (core/block_staging.h)
     bool pairs = false;       // element variant: sorted (index, value) pairs, block size 1
     bool collecting = false;  // element variant with sparse output
     // Node multicast: > 1 puts ranks on random nodes (or on `node` when given) and results are
@@ -61,7 +62,8 @@ struct Scenario {
           << " B=" << block_elems << " count=" << count << " density=" << density << " " << testing::name_of(pattern)
           << " " << name_of(type) << " " << name_of(op) << " msg=" << message_bytes << " window=" << window
           << " eager=" << eager_limit << (in_place ? " in-place" : "") << (zeros_present ? " zeros-present" : "")
-          << (pairs ? " pairs" : "") << (collecting ? " sparse-output" : "") << " nodes=" << nodes << " seed=" << seed;
+          << (staged ? " staged" : "") << (pairs ? " pairs" : "") << (collecting ? " sparse-output" : "")
+          << " nodes=" << nodes << " seed=" << seed;
         return s.str();
     }
 };
@@ -146,6 +148,8 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
     LoopbackFabric fabric(ranks, sc.eager_limit, sc.seed);
     std::vector<StreamSpec> specs(static_cast<std::size_t>(ranks), base);
     std::vector<std::unique_ptr<BitmapSource>> sources(static_cast<std::size_t>(ranks));
+    std::vector<BlockStaging> staging(static_cast<std::size_t>(ranks));
+    std::vector<std::vector<std::byte>> staging_memory(static_cast<std::size_t>(ranks));
     std::vector<std::unique_ptr<DenseResultSink>> sinks(static_cast<std::size_t>(ranks));
     std::vector<StreamResources> resources(static_cast<std::size_t>(ranks));
     std::vector<OpCounters> counters(static_cast<std::size_t>(ranks));
@@ -178,8 +182,15 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
         } else if (spec.my_worker >= 0) {
             bitmaps[ur].reset(layout.num_blocks());
             const std::byte *in = sc.in_place ? outputs[ur].data() : inputs[ur].data();
-            scan_blocks(in, layout, bitmaps[ur]);
-            sources[ur] = std::make_unique<BitmapSource>(in, layout, bitmaps[ur]);
+            BlockStaging *staged = nullptr;
+            if (sc.staged) {
+                const std::uint64_t chunk = blocks_per_message(sc.message_bytes, layout);
+                staging_memory[ur].assign(BlockStaging::bytes_needed(layout, chunk), std::byte{0xCD});
+                staging[ur].begin(staging_memory[ur].data(), layout, chunk);
+                staged = &staging[ur];
+            }
+            scan_blocks(in, layout, bitmaps[ur], staged);
+            sources[ur] = std::make_unique<BitmapSource>(in, layout, bitmaps[ur], nullptr, staged);
             // As the block variant does: in place this rank's zero blocks are zero already; a device
             // input's host output gets them before the stream; else the sink writes them.
             if (sc.zeros_present) zero_absent_blocks(outputs[ur].data(), layout, bitmaps[ur]);
@@ -247,6 +258,13 @@ TEST(StreamingProtocol, SmallFixedCases) {
     Scenario all_dense;
     all_dense.density = 1;
     run_scenario(all_dense);
+    for (double density : {0.05, 0.5, 1.0}) {
+        Scenario staged;  // blocks of 16 floats, messages of 64 blocks: many chunks, cut by the shards
+        staged.staged = true;
+        staged.count = 40000;
+        staged.density = density;
+        run_scenario(staged);
+    }
 }
 
 // Node multicast: one dedicated aggregator on node 0 with workers 0 and 1, workers 2 and 3 on node 1.
@@ -309,6 +327,7 @@ TEST(StreamingProtocol, RandomizedScenarios) {
         sc.eager_limit = std::array<std::size_t, 3>{0, 256, 1u << 20}[rng() % 3];
         sc.in_place = !sc.dedicated && rng() % 2 == 0;
         sc.zeros_present = !sc.in_place && rng() % 3 == 0;
+        sc.staged = rng() % 2 == 0;
         if (rng() % 3 == 0) sc.nodes = static_cast<int>(2 + rng() % 3);
         if (rng() % 4 == 0) {
             sc.pairs = true;
