@@ -456,10 +456,7 @@ void AggregatorRole::flush_pending(std::uint64_t end) {
     if (!pending_) return;
     std::byte *dst = pending_data_;
     if (stream_packed_) store_fence();  // the blocks' streaming stores before the send
-    const std::size_t index_at = word_aligned(pending_bytes_);
-    std::memset(dst + pending_bytes_, 0, index_at - pending_bytes_);
-    std::memcpy(dst + index_at, res_.result_index.data(), pending_n_ * sizeof(std::uint32_t));
-    const std::size_t bytes = index_at + pending_n_ * sizeof(std::uint32_t);
+    const std::size_t bytes = write_packed_index(dst, pending_bytes_, res_.result_index.data(), pending_n_);
     transport_.trim_shared(dst, bytes);
     pending_->header = result_header(cover_start_, end);
     pending_->header.nblocks = pending_n_;

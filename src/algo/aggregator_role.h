@@ -41,6 +41,10 @@ class AggregatorRole {
     // Reduces and sends what it can without waiting; true when anything happened.
     bool advance();
     bool done() const;
+    // The most result sends and pieces it has in flight at once (its lists are reserved to that
+    // bound): what a restart may move to the drain lists.
+    std::size_t sends_bound() const { return in_flight_.capacity(); }
+    std::size_t pieces_bound() const { return streams_.size() * static_cast<std::size_t>(spec_.window + 1); }
     const OpError &error() const { return error_; }
     // What it is waiting for (diagnostics of a stalled operation).
     std::string describe() const;

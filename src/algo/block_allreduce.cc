@@ -75,8 +75,8 @@ class BlockAllreduce final : public SparseOperation {
   private:
     void start_dense() override;
     bool stage_for_dense();
-    BlockStaging *begin_staging(const BlockLayout &layout);
-    void drop_staging();
+    SendStaging *begin_send_staging(const BlockLayout &layout);
+    void drop_send_staging();
     void dense_by_caller() override {
         blocking_allreduce(dense_in_, dense_out_, count_, datatype_, op_, state().comm());
     }
@@ -190,40 +190,40 @@ void BlockAllreduce::planned(Algorithm algorithm) {
     }
 }
 
-// The scan's staging for this call (core/block_staging.h), or null. Only for vectors too large to
+// The scan's staging for this call (core/send_staging.h), or null. Only for vectors too large to
 // stay cached (below that, packing reads from the cache) of whole-line blocks, when every aggregator
 // reads this rank's shared memory in place; not when the allgather is forced (it reads the input).
-BlockStaging *BlockAllreduce::begin_staging(const BlockLayout &layout) {
+SendStaging *BlockAllreduce::begin_send_staging(const BlockLayout &layout) {
     OperationScratch &s = scratch();
-    s.staging.clear();
+    s.send_staging.clear();
     CommState &st = state();
     if (layout.total_bytes() < kStreamingFillBytes || layout.block_bytes() % 64 != 0 ||
         st.config().algorithm == AlgorithmChoice::Allgather)
         return nullptr;
     const Group &group = st.group();
-    s.staging_peers.clear();
+    s.send_staging_peers.clear();
     for (int a : group.aggregators)
-        if (a != group.rank) s.staging_peers.push_back(a);
-    if (s.staging_peers.empty()) return nullptr;
+        if (a != group.rank) s.send_staging_peers.push_back(a);
+    if (s.send_staging_peers.empty()) return nullptr;
     const std::uint64_t chunk = blocks_per_message(st.config().message_bytes, layout);
-    std::byte *base = st.links().shared_buffer(s.staging_peers.data(), s.staging_peers.size(),
-                                               BlockStaging::bytes_needed(layout, chunk));
+    std::byte *base = st.links().shared_buffer(s.send_staging_peers.data(), s.send_staging_peers.size(),
+                                               SendStaging::bytes_needed(layout, chunk));
     if (base == nullptr) return nullptr;
     try {
-        s.staging.begin(base, layout, chunk);
+        s.send_staging.begin(base, layout, chunk);
     } catch (const std::bad_alloc &) {
         st.links().trim_shared(base, 0);
         throw;
     }
-    return &s.staging;
+    return &s.send_staging;
 }
 
-void BlockAllreduce::drop_staging() {
+void BlockAllreduce::drop_send_staging() {
     OperationScratch &s = scratch();
-    if (!s.staging.active()) return;
-    state().links().trim_shared(s.staging.base(), 0);
+    if (!s.send_staging.active()) return;
+    state().links().trim_shared(s.send_staging.base(), 0);
     hold_shared(nullptr);
-    s.staging.clear();
+    s.send_staging.clear();
 }
 
 void BlockAllreduce::activate() {
@@ -252,8 +252,8 @@ void BlockAllreduce::activate() {
     BlockBitmap *bitmap = &no_bitmap;
     const std::byte *data = input();
     const std::uint64_t *ranks = nullptr;
-    BlockStaging *staged = nullptr;  // the scan's copy of the blocks to send
-    bool writes_zeros = false;       // the sink writes the output's zeros (else they are there)
+    SendStaging *staged = nullptr;  // the scan's copy of the blocks to send
+    bool writes_zeros = false;      // the sink writes the output's zeros (else they are there)
     try {
         bitmap = &scratch().bitmap;
         bitmap->reset(call.layout.num_blocks());
@@ -266,10 +266,10 @@ void BlockAllreduce::activate() {
             data = staging.input.reserve(*device_, static_cast<std::size_t>(call.nonzero) * call.layout.block_bytes());
             if (!on_device(kinds_.recv)) zero_absent_blocks(output, call.layout, *bitmap);
         } else {
-            // The scan only reads: a host output gets its zeros from the sink, with the results, so
-            // that each of its bytes is written once (in place, this rank's zero blocks are zero
-            // already, and a dense plan lets MPI write it all).
-            staged = begin_staging(call.layout);
+            // The scan never writes the output: a host output gets its zeros from the sink, with the
+            // results, so that each of its bytes is written once (in place, this rank's zero blocks
+            // are zero already, and a dense plan lets MPI write it all).
+            staged = begin_send_staging(call.layout);
             call.nonzero = scan_blocks(data, call.layout, *bitmap, staged);
             if (staged != nullptr) {
                 state().links().trim_shared(staged->base(), staged->bytes_used());
@@ -287,7 +287,7 @@ void BlockAllreduce::activate() {
         call.nonzero = 0;
         bitmap->reset(0);
         staged_sink_.reset();
-        if (staged != nullptr) drop_staging();
+        if (staged != nullptr) drop_send_staging();
         staged = nullptr;
     }
     source_.emplace(data, call.layout, *bitmap, ranks, staged);

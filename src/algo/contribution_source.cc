@@ -27,13 +27,10 @@ void choose_representation(MessagePlan &p, std::size_t run_bytes, std::size_t pa
 std::size_t finish_payload(const MessagePlan &p, std::uint64_t from, const std::uint32_t *index, std::byte *dst,
                            std::size_t at) {
     if (p.dense && !p.presence) return at;
+    if (!p.dense) return write_packed_index(dst, at, index, p.n);
     const std::size_t aligned = word_aligned(at);
     std::memset(dst + at, 0, aligned - at);
     at = aligned;
-    if (!p.dense) {
-        std::memcpy(dst + at, index, p.n * sizeof(std::uint32_t));
-        return at + p.n * sizeof(std::uint32_t);
-    }
     const std::size_t bytes = presence_bytes(p.span());
     auto *bits = reinterpret_cast<std::uint32_t *>(dst + at);
     std::memset(bits, 0, bytes);

@@ -10,7 +10,7 @@
 #include "algo/block_batch.h"
 #include "core/block_bitmap.h"
 #include "core/block_layout.h"
-#include "core/block_staging.h"
+#include "core/send_staging.h"
 
 namespace mpix::sparse::detail {
 
@@ -55,7 +55,7 @@ class ContributionSource {
     virtual std::size_t pack(const MessagePlan &plan, std::uint64_t from, const std::uint32_t *index,
                              std::byte *dst) const = 0;
     // The planned packed message where it already lies in wire layout, in memory the aggregators read
-    // in place (the scan's staging, core/block_staging.h), with its block numbers (`index`, relative
+    // in place (the scan's staging, core/send_staging.h), with its block numbers (`index`, relative
     // to `from`) written after its data; its length in *bytes. Null when it must be packed.
     virtual const std::byte *packed_in_place(const MessagePlan & /*plan*/, const std::uint32_t * /*index*/,
                                              std::size_t * /*bytes*/) const {
@@ -88,7 +88,7 @@ std::size_t max_packed_bytes(std::uint64_t max_blocks, std::size_t block_bytes);
 class BitmapSource final : public ContributionSource {
   public:
     BitmapSource(const std::byte *data, const BlockLayout &layout, const BlockBitmap &bitmap,
-                 const std::uint64_t *word_ranks = nullptr, const BlockStaging *staging = nullptr)
+                 const std::uint64_t *word_ranks = nullptr, const SendStaging *staging = nullptr)
         : data_(data), layout_(layout), bitmap_(bitmap), ranks_(word_ranks),
           staging_(staging != nullptr && staging->active() ? staging : nullptr) {}
 
@@ -116,8 +116,8 @@ class BitmapSource final : public ContributionSource {
     const std::byte *data_;
     BlockLayout layout_;
     const BlockBitmap &bitmap_;
-    const std::uint64_t *ranks_;   // null: data_ is the dense buffer
-    const BlockStaging *staging_;  // null: nothing staged
+    const std::uint64_t *ranks_;  // null: data_ is the dense buffer
+    const SendStaging *staging_;  // null: nothing staged
 };
 
 // Fills ranks (one entry per bitmap word) with the number of set bits before each word.

@@ -10,10 +10,10 @@
 #include "algo/device_staging.h"
 #include "algo/stream_resources.h"
 #include "core/block_bitmap.h"
-#include "core/block_staging.h"
 #include "core/comm_state.h"
 #include "core/operation.h"
 #include "core/pair_sort.h"
+#include "core/send_staging.h"
 
 namespace mpix::sparse::detail {
 
@@ -21,9 +21,9 @@ struct OperationScratch final : Reusable {
     BlockBitmap bitmap;
     PairSortScratch pairs;
     StreamResources resources;
-    DeviceStaging device;  // device buffers only
-    BlockStaging staging;  // the scan's copy of the blocks to send (core/block_staging.h)
-    std::vector<int> staging_peers;
+    DeviceStaging device;      // device buffers only
+    SendStaging send_staging;  // the scan's copy of the blocks to send (core/send_staging.h)
+    std::vector<int> send_staging_peers;
 
     bool settle() override { return resources.reap(); }
     void abandon() override { resources.abandon(); }

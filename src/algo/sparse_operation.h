@@ -113,6 +113,8 @@ class SparseOperation : public Operation {
     void cannot_join(OpError error);
     // Shared memory this operation took before its stream (the scan's staging, from `p` on): the
     // stream's closing barrier recycles it; an operation that ends without a stream gives it back.
+    // Giving back takes only the segment's most recent allocation, so nothing else allocates from
+    // the segment between the scan and start_stream() or finish() (the agreement does not).
     void hold_shared(const std::byte *p) { unstreamed_shared_ = p; }
 
     MpiRequests mpi_;

@@ -2,6 +2,7 @@
 // nothing: staging buffers, message records, and the aggregator's window scratch.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -125,6 +126,13 @@ struct StreamResources {
         return shared;
     }
 
+    // Room in the drain lists for `sends` and `pieces` more: how many a restart moves there depends on
+    // timing, and a persistent loop must not allocate when it meets a new high-water mark. Grown
+    // geometrically, as leftovers of the last stream may still be there.
+    void reserve_draining(std::size_t sends, std::size_t pieces) {
+        room_for(draining, sends);
+        room_for(draining_pieces, pieces);
+    }
     void drain(std::unique_ptr<OutboundMessage> m) { draining.push_back(std::move(m)); }
     void drain(std::unique_ptr<InboundPiece> p) { draining_pieces.push_back(std::move(p)); }
     // A piece its role keeps no longer: its message back to the transport (nothing once fetched: the
@@ -165,6 +173,10 @@ struct StreamResources {
     }
 
   private:
+    template <class T>
+    static void room_for(std::vector<T> &list, std::size_t more) {
+        if (list.capacity() - list.size() < more) list.reserve(std::max(2 * list.capacity(), list.size() + more));
+    }
     // Moves the entries of `list` that `finished` accepts back to their recycler, buffers to the pool.
     template <class T, class Finished>
     bool recycle(std::vector<std::unique_ptr<T>> &list, Recycler<T> &recycler, Finished &&finished) {

@@ -12,6 +12,7 @@ StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transp
     if (spec.my_aggregator >= 0)
         aggregator_.emplace(spec, transport, resources, counters, spec.my_worker >= 0 ? source : nullptr,
                             spec.my_worker >= 0 ? sink : nullptr, worker_ ? &*worker_ : nullptr);
+    reserve_draining();
     if (group_rank_ < 0)
         group_rank_ = spec.my_worker >= 0 ? spec.worker_peer[static_cast<std::size_t>(spec.my_worker)]
                                           : spec.aggregator_peer[static_cast<std::size_t>(spec.my_aggregator)];
@@ -25,8 +26,15 @@ void StreamingOperation::restart() {
     remote_ = false;
     aborts_sent_ = false;
     fetches_settled_ = false;
+    reserve_draining();
     if (worker_) worker_->restart();
     if (aggregator_) aggregator_->restart();
+}
+
+void StreamingOperation::reserve_draining() {
+    resources_.reserve_draining((worker_ ? worker_->sends_bound() : 0) + (aggregator_ ? aggregator_->sends_bound() : 0),
+                                (worker_ ? worker_->fetches_bound() : 0) +
+                                    (aggregator_ ? aggregator_->pieces_bound() : 0));
 }
 
 StreamingOperation::~StreamingOperation() {

@@ -43,6 +43,8 @@ class StreamingOperation {
 
   private:
     void abort_peers();
+    // Room in the drain lists for what the roles may move there at a restart or teardown.
+    void reserve_draining();
 
     const StreamSpec &spec_;
     Transport &transport_;

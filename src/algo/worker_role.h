@@ -37,6 +37,10 @@ class WorkerRole {
     // Sends and stores what it can without waiting; true when anything happened.
     bool advance();
     bool done() const;
+    // The most sends and fetches it has in flight at once (its lists are reserved to that bound): what
+    // a restart may move to the drain lists.
+    std::size_t sends_bound() const { return in_flight_.capacity(); }
+    std::size_t fetches_bound() const { return fetches_.capacity(); }
     // After a failure: completes the fetches still in flight (some write into the output), true when
     // none is left, so that nothing writes into the caller's memory after the call returns.
     bool settle_fetches();

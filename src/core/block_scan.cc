@@ -65,7 +65,7 @@ bool bytes_are_zero(const std::byte *p, std::size_t n) {
 __attribute__((target_clones("avx2", "default")))
 #endif
 std::uint64_t
-scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap, BlockStaging *staging) {
+scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap, SendStaging *staging) {
     const std::uint64_t blocks = layout.num_blocks();
     const std::size_t block_bytes = layout.block_bytes();
     std::uint64_t nonzero = 0;
@@ -76,7 +76,7 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
         lines ? (layout.bytes_of(blocks - 1) == block_bytes ? blocks : blocks - 1) / 64 : 0;
     std::uint64_t previous = 0;
     for (std::uint64_t word = 0; word * 64 < blocks; ++word) {
-        const bool stage = staging != nullptr && BlockStaging::stages_after(previous);
+        const bool stage = staging != nullptr && SendStaging::stages_after(previous);
         std::uint64_t bits = 0;
         if (word < whole_words && mixed(previous)) {
             const std::byte *base = data + static_cast<std::size_t>(word * 64) * block_bytes;
@@ -91,7 +91,9 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
         words[word] = bits;
         nonzero += static_cast<std::uint64_t>(__builtin_popcountll(bits));
         previous = bits;
-        // The word's blocks were just read: copied from the cache, not read from memory again later.
+        // Copied while the word's lines are cached: a mixed word's blocks were read whole; a sparse
+        // word's only up to their first non-zero byte, so the copy reads the rest, once, as the send
+        // from the input would have.
         if (stage)
             staging->stage_word(word, data, bits);
         else if (staging != nullptr)

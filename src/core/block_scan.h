@@ -6,7 +6,7 @@
 
 #include "core/block_bitmap.h"
 #include "core/block_layout.h"
-#include "core/block_staging.h"
+#include "core/send_staging.h"
 
 namespace mpix::sparse::detail {
 
@@ -15,11 +15,11 @@ namespace mpix::sparse::detail {
 bool bytes_are_zero(const std::byte *p, std::size_t n);
 
 // Scans `data` (layout.total_bytes() bytes) and sets bit k of `bitmap` (already reset to
-// layout.num_blocks() clear bits) for every block with a non-zero byte. It only reads: the output's
-// zeros are written by the result sink, with the results (algo/result_sink.h). Returns the number
+// layout.num_blocks() clear bits) for every block with a non-zero byte. It never writes the output:
+// the output's zeros are written by the result sink, with the results (algo/result_sink.h). Returns the number
 // of non-zero blocks. With `staging` (begun for this layout), it also copies the non-zero blocks of
-// words that are not nearly all non-zero there (core/block_staging.h), fenced before it returns.
+// words that are not nearly all non-zero there (core/send_staging.h), fenced before it returns.
 std::uint64_t scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitmap,
-                          BlockStaging *staging = nullptr);
+                          SendStaging *staging = nullptr);
 
 }  // namespace mpix::sparse::detail

@@ -68,6 +68,7 @@ std::unique_ptr<SharedSegment> SharedSegment::map_new(std::size_t bytes, const c
     if (domain == 0) return nullptr;
     std::unique_ptr<SharedSegment> s(new SharedSegment);
     s->domain_ = domain;
+    s->pid_ = static_cast<std::int64_t>(getpid());
     s->size_ = round_up(bytes, page_size());
     s->fd_ = memfd_create(name, MFD_CLOEXEC);
     if (s->fd_ < 0) return nullptr;
@@ -110,7 +111,7 @@ bool SharedSegment::contains(const void *p, std::size_t bytes) const {
 SegmentRef SharedSegment::ref(const void *p, std::size_t bytes) const {
     SegmentRef r;
     r.domain = domain_;
-    r.pid = static_cast<std::int64_t>(getpid());
+    r.pid = pid_;
     r.fd = fd_;
     r.inode = inode_;
     r.offset = p == nullptr ? 0 : static_cast<std::uint64_t>(static_cast<const std::byte *>(p) - base_);

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "core/block_layout.h"
 
@@ -66,6 +67,16 @@ inline bool aligned8(const std::byte *p) {
 // zero bytes).
 inline std::size_t word_aligned(std::size_t data_bytes) {
     return (data_bytes + 3) & ~std::size_t{3};
+}
+
+// Ends a packed payload whose block data fills its first data_bytes: zero padding, then the n block
+// numbers. Returns the payload's size.
+inline std::size_t write_packed_index(std::byte *payload, std::size_t data_bytes, const std::uint32_t *index,
+                                      std::size_t n) {
+    const std::size_t at = word_aligned(data_bytes);
+    std::memset(payload + data_bytes, 0, at - data_bytes);
+    std::memcpy(payload + at, index, n * sizeof(std::uint32_t));
+    return at + n * sizeof(std::uint32_t);
 }
 
 inline std::size_t presence_bytes(std::uint64_t nblocks) {

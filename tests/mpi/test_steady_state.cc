@@ -11,6 +11,7 @@
 #include <fstream>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mpi_test_util.h"
@@ -135,32 +136,49 @@ long shared_segments_kib() {
     return kib;
 }
 
+// Calls of 8 MiB of floats, half of their 1 KiB blocks non-zero (so the scan stages 4 MiB), that all
+// fail on `comm`: the shared segments must not grow over 40 of them (after 3 to warm up). Then a
+// call on `clean` works. `count_here` is this rank's count.
+void staging_does_not_pile_up(MPI_Comm comm, MPI_Comm clean, MPI_Count count_here, const char *calls) {
+    const int rank = world_rank(), size = world_size();
+    const std::size_t count = std::size_t{2} << 20;
+    std::vector<float> in(count, 0.0f), out(count);
+    for (std::size_t b = static_cast<std::size_t>(rank) % 2; b < count / 256; b += 2)
+        in[b * 256 + 7] = 1.0f;
+    auto failed = [&] {
+        return MPIX_Sparse_allreduce(in.data(), out.data(), count_here, MPI_FLOAT, MPI_SUM, comm) != MPI_SUCCESS;
+    };
+    for (int i = 0; i < 3; ++i)
+        ASSERT_TRUE(failed());
+    const long before = shared_segments_kib();
+    for (int i = 0; i < 40; ++i)
+        ASSERT_TRUE(failed());
+    EXPECT_LT(shared_segments_kib() - before, 4096)
+        << "KiB of shared segments gained in 40 " << calls << " calls on rank " << rank << " (staging 4 MiB each)";
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM, clean),
+              MPI_SUCCESS);
+    EXPECT_EQ(out[7], size == 2 ? 1.0f : static_cast<float>((size + 1) / 2));
+}
+
 // A call that ends without a stream after its scan staged blocks in the shared segment (here refused
 // by the agreement: rank 0 passes another count) gives that memory back. Repeated, such calls would
 // otherwise fill the segment, and hold its pages, until the next stream's closing barrier.
 TEST(SteadyState, CallsWithoutAStreamGiveBackTheirStaging) {
-    const int rank = world_rank(), size = world_size();
-    if (size < 2) GTEST_SKIP() << "nothing is staged on one rank";
+    if (world_size() < 2) GTEST_SKIP() << "nothing is staged on one rank";
     SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}});
-    const std::size_t count = std::size_t{2} << 20;  // 8 MiB of floats, half of its 1 KiB blocks non-zero
-    std::vector<float> in(count, 0.0f), out(count);
-    for (std::size_t b = static_cast<std::size_t>(rank) % 2; b < count / 256; b += 2)
-        in[b * 256 + 7] = 1.0f;
-    const auto mine = static_cast<MPI_Count>(rank == 0 ? count - 1 : count);
-    auto refused = [&] {
-        return MPIX_Sparse_allreduce(in.data(), out.data(), mine, MPI_FLOAT, MPI_SUM, comm.get()) != MPI_SUCCESS;
-    };
-    for (int i = 0; i < 3; ++i)
-        ASSERT_TRUE(refused());
-    const long before = shared_segments_kib();
-    for (int i = 0; i < 40; ++i)
-        ASSERT_TRUE(refused());
-    EXPECT_LT(shared_segments_kib() - before, 4096)
-        << "KiB of shared segments gained in 40 refused calls on rank " << rank << " (staging 4 MiB each)";
-    ASSERT_EQ(
-        MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM, comm.get()),
-        MPI_SUCCESS);
-    EXPECT_EQ(out[7], size == 2 ? 1.0f : static_cast<float>((size + 1) / 2));
+    const MPI_Count count = MPI_Count{2} << 20;
+    staging_does_not_pile_up(comm.get(), comm.get(), world_rank() == 0 ? count - 1 : count, "refused");
+}
+
+// A stream that cannot start (no memory for it on one rank: a test fail point) after the scans staged
+// their blocks: every rank's staging is recycled as after any stream, and the next call works.
+TEST(SteadyState, StreamsThatCannotStartRecycleTheirStaging) {
+    if (world_size() < 2) GTEST_SKIP() << "nothing is staged on one rank";
+    std::vector<std::pair<std::string, std::string>> keys{{"mpix_sparse_algorithm", "aggregator"}};
+    SparseComm clean(MPI_COMM_WORLD, keys);
+    if (world_rank() == world_size() - 1) keys.emplace_back("mpix_sparse_test_fail", "stream_memory");
+    SparseComm failing(MPI_COMM_WORLD, keys);
+    staging_does_not_pile_up(failing.get(), clean.get(), MPI_Count{2} << 20, "failed");
 }
 
 }  // namespace

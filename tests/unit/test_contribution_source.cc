@@ -138,7 +138,7 @@ TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
     EXPECT_EQ(seen, std::vector<std::uint64_t>(idx.begin(), idx.end())) << "gaps are not part of the union";
 }
 
-// The scan stages the blocks it finds (core/block_staging.h). A packed message then goes from the
+// The scan stages the blocks it finds (core/send_staging.h). A packed message then goes from the
 // staging whenever it ends where its chunk does or at the last staged block, byte for byte what
 // pack() writes; one cut by a shard's end mid-chunk is packed. Words nearly all non-zero are not
 // staged: their runs go dense from the input, as without staging.
@@ -152,8 +152,8 @@ TEST(ContributionSource, PackedMessagesGoFromTheScansStaging) {
             data[k * 16 + k % (k + 1 == blocks ? 5 : 16)] = 1.0f + static_cast<float>(k);
     const auto *input = reinterpret_cast<const std::byte *>(data.data());
     const std::uint64_t chunk = 8;
-    std::vector<std::byte> memory(BlockStaging::bytes_needed(layout, chunk), std::byte{0xCD});
-    BlockStaging staging;
+    std::vector<std::byte> memory(SendStaging::bytes_needed(layout, chunk), std::byte{0xCD});
+    SendStaging staging;
     staging.begin(memory.data(), layout, chunk);
     BlockBitmap bitmap, plain;
     bitmap.reset(blocks);

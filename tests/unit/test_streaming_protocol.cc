@@ -47,7 +47,7 @@ struct Scenario {
     // The output's zeros written before the stream (a device input's host output), so aggregators
     // reduce into it in place; else the sink writes them with the results.
     bool zeros_present = false;
-    bool staged = false;      // the scan stages the blocks to send (core/block_staging.h)
+    bool staged = false;      // the scan stages the blocks to send (core/send_staging.h)
     bool pairs = false;       // element variant: sorted (index, value) pairs, block size 1
     bool collecting = false;  // element variant with sparse output
     // Node multicast: > 1 puts ranks on random nodes (or on `node` when given) and results are
@@ -148,7 +148,7 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
     LoopbackFabric fabric(ranks, sc.eager_limit, sc.seed);
     std::vector<StreamSpec> specs(static_cast<std::size_t>(ranks), base);
     std::vector<std::unique_ptr<BitmapSource>> sources(static_cast<std::size_t>(ranks));
-    std::vector<BlockStaging> staging(static_cast<std::size_t>(ranks));
+    std::vector<SendStaging> staging(static_cast<std::size_t>(ranks));
     std::vector<std::vector<std::byte>> staging_memory(static_cast<std::size_t>(ranks));
     std::vector<std::unique_ptr<DenseResultSink>> sinks(static_cast<std::size_t>(ranks));
     std::vector<StreamResources> resources(static_cast<std::size_t>(ranks));
@@ -182,10 +182,10 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
         } else if (spec.my_worker >= 0) {
             bitmaps[ur].reset(layout.num_blocks());
             const std::byte *in = sc.in_place ? outputs[ur].data() : inputs[ur].data();
-            BlockStaging *staged = nullptr;
+            SendStaging *staged = nullptr;
             if (sc.staged) {
                 const std::uint64_t chunk = blocks_per_message(sc.message_bytes, layout);
-                staging_memory[ur].assign(BlockStaging::bytes_needed(layout, chunk), std::byte{0xCD});
+                staging_memory[ur].assign(SendStaging::bytes_needed(layout, chunk), std::byte{0xCD});
                 staging[ur].begin(staging_memory[ur].data(), layout, chunk);
                 staged = &staging[ur];
             }

@@ -20,12 +20,15 @@
 
 namespace mpix::sparse::detail {
 
-class BlockStaging {
+class SendStaging {
   public:
     // Bytes that hold every block of `layout` with its chunks' rooms.
     static std::size_t bytes_needed(const BlockLayout &layout, std::uint64_t chunk_blocks);
 
-    // Starts staging `layout`'s blocks at `base` (bytes_needed() long).
+    // Starts staging `layout`'s blocks at `base` (bytes_needed() long). Blocks must be whole 64-byte
+    // lines and `base` 8-byte aligned (the shared segment's allocations are line-aligned): every slot,
+    // and so every payload sent from here, is then 8-byte aligned, as receivers require of a payload
+    // read in place (wire_format.h, aligned8).
     void begin(std::byte *base, const BlockLayout &layout, std::uint64_t chunk_blocks);
     // Nothing staged (the scan without staging, or staging given up).
     void clear() { base_ = nullptr; }

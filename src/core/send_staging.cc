@@ -1,6 +1,4 @@
-#include "core/block_staging.h"
-
-#include <cstring>
+#include "core/send_staging.h"
 
 #include "core/memory_ops.h"
 #include "transport/wire_format.h"
@@ -18,12 +16,12 @@ std::size_t chunk_stride(const BlockLayout &layout, std::uint64_t chunk_blocks) 
 
 }  // namespace
 
-std::size_t BlockStaging::bytes_needed(const BlockLayout &layout, std::uint64_t chunk_blocks) {
+std::size_t SendStaging::bytes_needed(const BlockLayout &layout, std::uint64_t chunk_blocks) {
     const std::uint64_t chunks = (layout.num_blocks() + chunk_blocks - 1) / chunk_blocks;
     return (static_cast<std::size_t>(chunks) * chunk_stride(layout, chunk_blocks) + 4095) / 4096 * 4096;
 }
 
-void BlockStaging::begin(std::byte *base, const BlockLayout &layout, std::uint64_t chunk_blocks) {
+void SendStaging::begin(std::byte *base, const BlockLayout &layout, std::uint64_t chunk_blocks) {
     base_ = nullptr;  // until the words' ranks have their memory
     word_rank_.assign(static_cast<std::size_t>((layout.num_blocks() + 63) / 64), kNotStaged);
     base_ = base;
@@ -33,35 +31,36 @@ void BlockStaging::begin(std::byte *base, const BlockLayout &layout, std::uint64
     staged_ = 0;
 }
 
-std::size_t BlockStaging::bytes_used() const {
+std::size_t SendStaging::bytes_used() const {
     // Whole pages: what is allocated after it keeps the alignment it had without staging (the
     // offset of a load from the store before it, mod 4 KiB, decides whether they alias).
     const std::size_t bytes = static_cast<std::size_t>((staged_ + chunk_blocks_ - 1) / chunk_blocks_) * stride_;
     return (bytes + 4095) / 4096 * 4096;
 }
 
-void BlockStaging::stage_word(std::uint64_t word, const std::byte *data, std::uint64_t bits) {
+void SendStaging::stage_word(std::uint64_t word, const std::byte *data, std::uint64_t bits) {
     word_rank_[word] = staged_;
     while (bits != 0) {
         const std::uint64_t k = word * 64 + static_cast<std::uint64_t>(__builtin_ctzll(bits));
         bits &= bits - 1;
-        // Read by the aggregators, from memory: no line of the staging is read before it is written.
+        // Read by the aggregators, from memory: with streaming stores (blocks of 256 bytes or more,
+        // copy_bytes), no line of the staging is read before it is written.
         copy_bytes(slot(staged_++), data + layout_.offset_of(k), layout_.bytes_of(k), true);
     }
 }
 
-std::uint64_t BlockStaging::rank_of(const BlockBitmap &bitmap, std::uint64_t k) const {
+std::uint64_t SendStaging::rank_of(const BlockBitmap &bitmap, std::uint64_t k) const {
     const std::uint64_t below = bitmap.words()[k >> 6] & ((std::uint64_t{1} << (k & 63)) - 1);
     return word_rank_[k >> 6] + static_cast<std::uint64_t>(__builtin_popcountll(below));
 }
 
-std::uint64_t BlockStaging::blocks_to_chunk_end(const BlockBitmap &bitmap, std::uint64_t first) const {
+std::uint64_t SendStaging::blocks_to_chunk_end(const BlockBitmap &bitmap, std::uint64_t first) const {
     if (!active() || first >= layout_.num_blocks() || word_rank_[first >> 6] == kNotStaged) return chunk_blocks_;
     return chunk_blocks_ - rank_of(bitmap, first) % chunk_blocks_;
 }
 
-const std::byte *BlockStaging::in_place(const BlockBitmap &bitmap, std::uint64_t first, std::uint64_t last,
-                                        std::size_t n, const std::uint32_t *index, std::size_t *bytes) const {
+const std::byte *SendStaging::in_place(const BlockBitmap &bitmap, std::uint64_t first, std::uint64_t last,
+                                       std::size_t n, const std::uint32_t *index, std::size_t *bytes) const {
     if (!active() || n == 0) return nullptr;
     // Every word the blocks lie in was staged: their ranks are then consecutive.
     for (std::uint64_t w = first >> 6; w <= last >> 6; ++w)
@@ -73,10 +72,7 @@ const std::byte *BlockStaging::in_place(const BlockBitmap &bitmap, std::uint64_t
     if ((r1 + 1) % chunk_blocks_ != 0 && r1 + 1 != staged_) return nullptr;
     std::byte *payload = slot(r0);
     const std::size_t data = static_cast<std::size_t>(n - 1) * layout_.block_bytes() + layout_.bytes_of(last);
-    const std::size_t at = word_aligned(data);
-    std::memset(payload + data, 0, at - data);
-    std::memcpy(payload + at, index, n * sizeof(std::uint32_t));
-    *bytes = at + n * sizeof(std::uint32_t);
+    *bytes = write_packed_index(payload, data, index, n);
     return payload;
 }
 
