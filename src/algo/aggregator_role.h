@@ -42,9 +42,14 @@ class AggregatorRole {
     bool advance();
     bool done() const;
     // The most result sends and pieces it has in flight at once (its lists are reserved to that
-    // bound): what a restart may move to the drain lists.
+    // bound, and grow only if peers overrun it): what a restart may move to the drain lists.
     std::size_t sends_bound() const { return in_flight_.capacity(); }
-    std::size_t pieces_bound() const { return streams_.size() * static_cast<std::size_t>(spec_.window + 1); }
+    std::size_t pieces_bound() const {
+        std::size_t n = 0;
+        for (const Stream &s : streams_)
+            n += s.pieces.capacity();  // reserved to the window; more if a peer overran it
+        return n;
+    }
     const OpError &error() const { return error_; }
     // What it is waiting for (diagnostics of a stalled operation).
     std::string describe() const;

@@ -127,8 +127,9 @@ struct StreamResources {
     }
 
     // Room in the drain lists for `sends` and `pieces` more: how many a restart moves there depends on
-    // timing, and a persistent loop must not allocate when it meets a new high-water mark. Grown
-    // geometrically, as leftovers of the last stream may still be there.
+    // timing, and a persistent loop must not allocate when it meets a new high-water mark. Twice
+    // that, as leftovers of the last stream (sends the transport has not completed yet) may still be
+    // there.
     void reserve_draining(std::size_t sends, std::size_t pieces) {
         room_for(draining, sends);
         room_for(draining_pieces, pieces);
@@ -175,7 +176,7 @@ struct StreamResources {
   private:
     template <class T>
     static void room_for(std::vector<T> &list, std::size_t more) {
-        if (list.capacity() - list.size() < more) list.reserve(std::max(2 * list.capacity(), list.size() + more));
+        if (list.capacity() - list.size() < more) list.reserve(std::max(2 * list.capacity(), 2 * (list.size() + more)));
     }
     // Moves the entries of `list` that `finished` accepts back to their recycler, buffers to the pool.
     template <class T, class Finished>

@@ -19,6 +19,7 @@ StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transp
 }
 
 void StreamingOperation::restart() {
+    reserve_draining();
     for (auto &m : aborts_)
         resources_.drain(std::move(m));
     aborts_.clear();
@@ -26,15 +27,16 @@ void StreamingOperation::restart() {
     remote_ = false;
     aborts_sent_ = false;
     fetches_settled_ = false;
-    reserve_draining();
     if (worker_) worker_->restart();
     if (aggregator_) aggregator_->restart();
 }
 
 void StreamingOperation::reserve_draining() {
-    resources_.reserve_draining((worker_ ? worker_->sends_bound() : 0) + (aggregator_ ? aggregator_->sends_bound() : 0),
-                                (worker_ ? worker_->fetches_bound() : 0) +
-                                    (aggregator_ ? aggregator_->pieces_bound() : 0));
+    // The aborts: one to each other peer at most.
+    const std::size_t aborts = spec_.worker_peer.size() + spec_.aggregator_peer.size();
+    resources_.reserve_draining(
+        aborts + (worker_ ? worker_->sends_bound() : 0) + (aggregator_ ? aggregator_->sends_bound() : 0),
+        (worker_ ? worker_->fetches_bound() : 0) + (aggregator_ ? aggregator_->pieces_bound() : 0));
 }
 
 StreamingOperation::~StreamingOperation() {

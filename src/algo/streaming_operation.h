@@ -43,7 +43,7 @@ class StreamingOperation {
 
   private:
     void abort_peers();
-    // Room in the drain lists for what the roles may move there at a restart or teardown.
+    // Room in the drain lists for what the roles and the aborts may move there at a restart or teardown.
     void reserve_draining();
 
     const StreamSpec &spec_;
