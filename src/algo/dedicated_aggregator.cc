@@ -148,7 +148,7 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
         if (const char *bad = check_header(h, sizeof(WireHeader))) {
             if (debug_enabled())
                 std::cerr << "mpix_sparse: dedicated aggregator dropped a malformed message: " << bad << '\n';
-            if (op_) op_->fail({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
+            if (serving_) op_->fail({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
             links_->release(message);
             return;
         }
@@ -164,7 +164,7 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
             links_->release(message);
             return;
         }
-        if (op_ && h.seq == spec_.seq) {
+        if (serving_ && h.seq == spec_.seq) {
             op_->on_message(std::move(message));
         } else if (h.seq >= next_seq_ && queued_.size() < CommState::kMaxEarlyMessages) {
             // No bound on how far ahead: calls that went dense never reach this aggregator.
@@ -174,7 +174,7 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
             links_->release(message);
         }
     } catch (...) {
-        if (op_) op_->fail({ErrorId::OutOfMemory, "queueing a message"});
+        if (serving_) op_->fail({ErrorId::OutOfMemory, "queueing a message"});
         links_->release(message);
     }
 }
@@ -198,27 +198,41 @@ bool DedicatedAggregator::start_next() {
     }
     const WireHeader &h = first->header;
     const int me = group_.my_aggregator();
+    const auto type = static_cast<ElementType>(h.elem_type);
+    const auto op = static_cast<ReduceOp>(h.reduce_op);
+    const BlockLayout layout{h.count, h.block_elems, static_cast<std::uint32_t>(element_size(type))};
+    // The same vector, type and op as the operation before (a training or solver loop): its stream is
+    // restarted, with its containers and reducer, so that serving it allocates nothing. Else a new
+    // one is made (the reducer and the kernels are chosen for one vector, type and op).
+    if (op_ && !(spec_.type == type && spec_.op == op && spec_.layout.count == layout.count &&
+                 spec_.layout.block_elems == layout.block_elems))
+        op_.reset();
     // The operation's number first: a failure while setting it up fails this one (fail_current).
-    spec_ = StreamSpec{};
+    // Every field of spec_ is set here; its vectors keep their memory.
     spec_.seq = seq;
     next_seq_ = seq + 1;
     setting_up_ = true;
     spec_.context = context_;
-    spec_.type = static_cast<ElementType>(h.elem_type);
-    spec_.op = static_cast<ReduceOp>(h.reduce_op);
-    spec_.layout = BlockLayout{h.count, h.block_elems, static_cast<std::uint32_t>(element_size(spec_.type))};
+    spec_.type = type;
+    spec_.op = op;
+    spec_.layout = layout;
     spec_.worker_peer = group_.workers;
     spec_.aggregator_peer = group_.aggregators;
     spec_.shard_bounds.assign(group_.aggregators.size() + 1, 0);
     spec_.shard_bounds[static_cast<std::size_t>(me)] = h.shard_lo;
     spec_.shard_bounds[static_cast<std::size_t>(me) + 1] = h.shard_hi;
+    spec_.my_worker = -1;
     spec_.my_aggregator = me;
     spec_.fanout = &group_.fanout;
     spec_.message_bytes = config_.message_bytes;
     spec_.window = config_.window;
     spec_.fail_at = config_.fail_at;
-    op_.emplace(spec_, *links_, resources_, counters_, nullptr, nullptr, group_.rank);
+    if (op_)
+        op_->restart();
+    else
+        op_.emplace(spec_, *links_, resources_, counters_, nullptr, nullptr, group_.rank);
     setting_up_ = false;
+    serving_ = true;
     for (auto it = queued_.begin(); it != queued_.end();) {
         if (it->header.seq == seq) {
             op_->on_message(std::move(*it));
@@ -234,7 +248,7 @@ void DedicatedAggregator::finish_op() {
     if (op_->error() && debug_enabled())
         std::cerr << "mpix_sparse: dedicated aggregator: operation " << spec_.seq << ": " << op_->error().detail
                   << '\n';
-    op_.reset();
+    serving_ = false;  // op_ is kept for the next operation of its shape
 }
 
 void DedicatedAggregator::drop_queued(std::uint64_t seq) {
@@ -254,8 +268,11 @@ void DedicatedAggregator::drop_queued(std::uint64_t seq) {
 void DedicatedAggregator::fail_current(OpError error) {
     const bool setting_up = setting_up_;
     setting_up_ = false;
-    if (op_) op_->fail(std::move(error));  // finish_op reports it
-    if (op_ || setting_up) drop_queued(spec_.seq);
+    if (serving_)
+        op_->fail(std::move(error));  // finish_op reports it
+    else if (setting_up)
+        op_.reset();  // a restart that threw: made anew next time
+    if (serving_ || setting_up) drop_queued(spec_.seq);
     if (!setting_up) return;
     if (debug_enabled())
         std::cerr << "mpix_sparse: dedicated aggregator: operation " << spec_.seq << ": " << error.detail << '\n';
@@ -291,8 +308,8 @@ bool DedicatedAggregator::progress() {
 bool DedicatedAggregator::serve() {
     bool progressed = false;
     resources_.reap();
-    if (!op_) progressed |= start_next();
-    if (op_) {
+    if (!serving_) progressed |= start_next();
+    if (serving_) {
         progressed |= op_->advance();
         if (op_->done()) {
             finish_op();
@@ -303,7 +320,7 @@ bool DedicatedAggregator::serve() {
 }
 
 bool DedicatedAggregator::finished() const {
-    return !op_ && goodbyes_ == static_cast<int>(group_.workers.size()) && queued_.empty();
+    return !serving_ && goodbyes_ == static_cast<int>(group_.workers.size()) && queued_.empty();
 }
 
 }  // namespace mpix::sparse::detail

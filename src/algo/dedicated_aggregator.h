@@ -41,6 +41,7 @@ class DedicatedAggregator final : public MessageSink, public Progressable {
     bool settle() { return resources_.reap(); }
     // The operation in flight (if the service is left early) drains into the resources first.
     void abandon() {
+        serving_ = false;
         op_.reset();
         resources_.abandon();
     }
@@ -59,7 +60,8 @@ class DedicatedAggregator final : public MessageSink, public Progressable {
     StreamResources resources_;
     OpCounters counters_;
     StreamSpec spec_;
-    std::optional<StreamingOperation> op_;
+    std::optional<StreamingOperation> op_;  // kept between operations of one shape
+    bool serving_ = false;                  // op_ serves operation spec_.seq
     std::deque<InboundMessage> queued_;
     std::uint64_t next_seq_ = 0;
     bool setting_up_ = false;         // start_next is between spec_.seq and a running op_

@@ -15,12 +15,14 @@ namespace mpix::sparse::detail::testing {
 namespace {
 
 // Runs a few calls on comm and compares with MPI_Allreduce on the same communicator.
-void check_calls(MPI_Comm comm, unsigned seed) {
+// Calls of four counts (`same_count`: one count, so that a dedicated aggregator restarts its stream
+// for each), densities 2%-100%, against MPI_Allreduce.
+void check_calls(MPI_Comm comm, unsigned seed, bool same_count = false) {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (int call = 0; call < 4; ++call) {
-        const std::size_t count = 150000 + static_cast<std::size_t>(call) * 1001;
+        const std::size_t count = 150000 + (same_count ? 0 : static_cast<std::size_t>(call) * 1001);
         const double density = call == 3 ? 1.0 : 0.02 * (call + 1);
         const auto on = block_pattern(call % 2 ? Pattern::Clustered : Pattern::Random, (count + 255) / 256, density,
                                       rank, size, seed + static_cast<unsigned>(call));
@@ -134,6 +136,7 @@ TEST(CommCreate, DedicatedAggregators) {
             MPI_Comm_size(workers, &wsize);
             EXPECT_EQ(wsize, size - aggregators);
             check_calls(workers, 40 + static_cast<unsigned>(aggregators));
+            check_calls(workers, 50 + static_cast<unsigned>(aggregators), true);
             // Traffic goes to the aggregators: a worker sends and receives, and the element variant
             // works over dedicated aggregators too.
             const MPIX_Sparse_stats s = stats_of(workers);

@@ -187,5 +187,50 @@ TEST(SteadyState, StreamsThatCannotStartRecycleTheirStaging) {
     staging_does_not_pile_up(failing.get(), clean.get(), MPI_Count{2} << 20, "failed");
 }
 
+// Operator new calls on this rank over the life of a dedicated-aggregator communicator (one
+// aggregator) whose workers make `calls` blocking calls of one shape.
+long dedicated_allocations(int calls) {
+    const int rank = world_rank();
+    MPI_Info info;
+    MPI_Info_create(&info);
+    for (const auto &[key, value] : {std::pair<const char *, const char *>{"mpix_sparse_aggregator_mode", "dedicated"},
+                                     {"mpix_sparse_aggregators", "1"},
+                                     {"mpix_sparse_algorithm", "aggregator"},
+                                     {"mpix_sparse_placement", "packed"},
+                                     {"mpix_sparse_dense_below", "0"}})
+        MPI_Info_set(info, key, value);
+    const std::size_t count = 1 << 20;
+    std::vector<float> in(count, 0.0f), out(count);
+    for (std::size_t i = static_cast<std::size_t>(rank) * 17; i < count; i += 2999)
+        in[i] = 1.0f;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const long before = g_allocations.load();
+    MPI_Comm workers = MPI_COMM_WORLD;
+    EXPECT_EQ(MPIX_Sparse_comm_create(MPI_COMM_WORLD, info, &workers), MPI_SUCCESS);
+    MPI_Info_free(&info);
+    if (workers != MPI_COMM_NULL) {  // an aggregator serves inside comm_create until the workers free
+        int failures = 0;
+        for (int i = 0; i < calls; ++i)
+            failures += MPIX_Sparse_allreduce(in.data(), out.data(), static_cast<MPI_Count>(count), MPI_FLOAT, MPI_SUM,
+                                              workers) != MPI_SUCCESS;
+        EXPECT_EQ(failures, 0);
+        // Workers set disjoint elements (offsets rank * 17 apart, strides of 2999): each sum is one 1.
+        EXPECT_EQ(out[static_cast<std::size_t>(rank) * 17], 1.0f);
+        EXPECT_EQ(MPIX_Sparse_comm_free(&workers), MPI_SUCCESS);
+    }
+    return g_allocations.load() - before;
+}
+
+// A dedicated aggregator serves a loop of one shape without allocating per operation: it restarts
+// the last operation's stream, as a persistent request does. Allocations over 130 calls and over 30
+// calls differ by what 100 calls allocate (it made a new stream per operation: 781 more on 3 ranks).
+TEST(SteadyState, DedicatedAggregatorsAllocateNothingPerCall) {
+    if (world_size() < 2) GTEST_SKIP() << "dedicated mode needs an aggregator and a worker";
+    const long short_run = dedicated_allocations(30), long_run = dedicated_allocations(130);
+    // Slack for a pool that meets a new high-water mark in the longer run; one per call is 100.
+    EXPECT_LT(long_run - short_run, 20) << "operator new calls in 100 more calls on rank " << world_rank()
+                                        << " (30 calls: " << short_run << ", 130: " << long_run << ")";
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail::testing
