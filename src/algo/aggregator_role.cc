@@ -19,7 +19,7 @@ AggregatorRole::AggregatorRole(const StreamSpec &spec, Transport &transport, Str
     restart();
 }
 
-void AggregatorRole::restart() {
+void AggregatorRole::park() {
     for (Stream &s : streams_) {
         for (auto &p : s.pieces)
             res_.give_back(transport_, std::move(p));
@@ -32,6 +32,12 @@ void AggregatorRole::restart() {
         res_.buffers.release(std::move(pending_->buffer));
         res_.outbound.put(std::move(pending_));
     }
+}
+
+void AggregatorRole::restart() {
+    park();
+    // The reducer's scratch (window counts and marks) is clean: every window it began was finished,
+    // as nothing between its begin and finish can fail.
     error_ = OpError{};
     lo_ = spec_.shard_lo(spec_.my_aggregator);
     hi_ = spec_.shard_hi(spec_.my_aggregator);

@@ -36,6 +36,10 @@ class AggregatorRole {
     // Starts over for the spec's current shard bounds (a persistent request's next start), keeping
     // the containers' memory.
     void restart();
+    // Lets go of what the transport may still hold (pieces back, result sends to the drain lists,
+    // where they are reaped as they complete), so that an idle operation kept for its next start
+    // holds nothing.
+    void park();
     // A contribution message whose header was checked against the operation.
     void on_contribution(InboundMessage &&message);
     // Reduces and sends what it can without waiting; true when anything happened.

@@ -248,7 +248,10 @@ void DedicatedAggregator::finish_op() {
     if (op_->error() && debug_enabled())
         std::cerr << "mpix_sparse: dedicated aggregator: operation " << spec_.seq << ": " << op_->error().detail
                   << '\n';
-    serving_ = false;  // op_ is kept for the next operation of its shape
+    // Kept for the next operation of its shape, holding nothing: its sends drain (and are reaped,
+    // or awaited when the service ends) as a destroyed operation's did.
+    op_->park();
+    serving_ = false;
 }
 
 void DedicatedAggregator::drop_queued(std::uint64_t seq) {

@@ -18,11 +18,17 @@ StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transp
                                           : spec.aggregator_peer[static_cast<std::size_t>(spec.my_aggregator)];
 }
 
-void StreamingOperation::restart() {
-    reserve_draining();
+void StreamingOperation::park() {
     for (auto &m : aborts_)
         resources_.drain(std::move(m));
     aborts_.clear();
+    if (worker_) worker_->park();
+    if (aggregator_) aggregator_->park();
+}
+
+void StreamingOperation::restart() {
+    reserve_draining();
+    park();
     error_ = OpError{};
     remote_ = false;
     aborts_sent_ = false;

@@ -30,6 +30,9 @@ class StreamingOperation {
     // Starts over with the same spec object (its shard bounds may have changed; its type, op, layout
     // and groups may not): a persistent request's next start, allocating nothing.
     void restart();
+    // The roles' park(), and the aborts to the drain lists: an ended operation kept for a restart
+    // (a dedicated aggregator's) holds nothing the transport may still touch.
+    void park();
     // A message of this operation's context and seq: checked against the spec, then dispatched.
     void on_message(InboundMessage &&message);
     // Advances the roles; on a local failure, sends the Aborts. True when anything moved.

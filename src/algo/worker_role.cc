@@ -19,7 +19,7 @@ WorkerRole::WorkerRole(const StreamSpec &spec, Transport &transport, StreamResou
     restart();
 }
 
-void WorkerRole::restart() {
+void WorkerRole::park() {
     // Sends and fetches the transport still holds keep their memory in the drain list.
     for (auto &m : in_flight_)
         res_.drain(std::move(m));
@@ -27,6 +27,10 @@ void WorkerRole::restart() {
     for (auto &p : fetches_)
         res_.drain(std::move(p));
     fetches_.clear();
+}
+
+void WorkerRole::restart() {
+    park();
     error_ = OpError{};
     injected_ = false;
     shards_done_ = 0;

@@ -30,6 +30,9 @@ class WorkerRole {
     // Starts over for the spec's current shard bounds (a persistent request's next start), keeping
     // the containers' memory.
     void restart();
+    // Lets go of what the transport may still hold (sends, fetches: to the drain lists, where they
+    // are reaped as they complete), so that an idle operation kept for its next start holds nothing.
+    void park();
     // A result message whose header was checked against the operation.
     void on_result(InboundMessage &&message);
     // Results [begin, end) of this rank's own aggregator (colocated) are in the output.
