@@ -8,7 +8,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -62,7 +61,9 @@ class DedicatedAggregator final : public MessageSink, public Progressable {
     StreamSpec spec_;
     std::optional<StreamingOperation> op_;  // kept between operations of one shape
     bool serving_ = false;                  // op_ serves operation spec_.seq
-    std::deque<InboundMessage> queued_;
+    // Messages of operations not started yet. A vector: a deque used as a queue allocates a node
+    // every few messages; this grows to its most and stays.
+    std::vector<InboundMessage> queued_;
     std::uint64_t next_seq_ = 0;
     bool setting_up_ = false;         // start_next is between spec_.seq and a running op_
     std::vector<bool> said_goodbye_;  // per worker: goodbyes count once

@@ -13,6 +13,7 @@ StreamingOperation::StreamingOperation(const StreamSpec &spec, Transport &transp
         aggregator_.emplace(spec, transport, resources, counters, spec.my_worker >= 0 ? source : nullptr,
                             spec.my_worker >= 0 ? sink : nullptr, worker_ ? &*worker_ : nullptr);
     reserve_draining();
+    reserve_pools();
     if (group_rank_ < 0)
         group_rank_ = spec.my_worker >= 0 ? spec.worker_peer[static_cast<std::size_t>(spec.my_worker)]
                                           : spec.aggregator_peer[static_cast<std::size_t>(spec.my_aggregator)];
@@ -35,6 +36,17 @@ void StreamingOperation::restart() {
     fetches_settled_ = false;
     if (worker_) worker_->restart();
     if (aggregator_) aggregator_->restart();
+}
+
+void StreamingOperation::reserve_pools() {
+    // Records for every send and piece the roles can have at once, made up front: how many are in
+    // flight varies with timing, and a later high-water mark must not allocate. (A worker reserves
+    // its own share too; this covers an aggregator's, and both on a colocated rank.)
+    const std::size_t aborts = spec_.worker_peer.size() + spec_.aggregator_peer.size();
+    resources_.outbound.reserve(aborts + (worker_ ? 2 * worker_->sends_bound() : 0) +
+                                (aggregator_ ? aggregator_->sends_bound() + 1 : 0));
+    resources_.inbound.reserve((worker_ ? 2 * worker_->fetches_bound() : 0) +
+                               (aggregator_ ? aggregator_->pieces_bound() : 0));
 }
 
 void StreamingOperation::reserve_draining() {

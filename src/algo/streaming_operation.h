@@ -48,6 +48,8 @@ class StreamingOperation {
     void abort_peers();
     // Room in the drain lists for what the roles and the aborts may move there at a restart or teardown.
     void reserve_draining();
+    // Records in the resources' recyclers for what the roles may have in flight at once.
+    void reserve_pools();
 
     const StreamSpec &spec_;
     Transport &transport_;

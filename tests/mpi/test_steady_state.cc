@@ -227,9 +227,11 @@ long dedicated_allocations(int calls) {
 TEST(SteadyState, DedicatedAggregatorsAllocateNothingPerCall) {
     if (world_size() < 2) GTEST_SKIP() << "dedicated mode needs an aggregator and a worker";
     const long short_run = dedicated_allocations(30), long_run = dedicated_allocations(130);
-    // Slack for a pool that meets a new high-water mark in the longer run; one per call is 100.
-    EXPECT_LT(long_run - short_run, 20) << "operator new calls in 100 more calls on rank " << world_rank()
-                                        << " (30 calls: " << short_run << ", 130: " << long_run << ")";
+    // Slack for a container that meets a new high-water mark in the longer run; one allocation per
+    // call is 100 (a deque of queued messages was about 20, MPICH, 3 ranks; now the longer run
+    // allocates about 15 fewer than the shorter, which warmed what both share).
+    EXPECT_LT(long_run - short_run, 5) << "operator new calls in 100 more calls on rank " << world_rank()
+                                       << " (30 calls: " << short_run << ", 130: " << long_run << ")";
 }
 
 }  // namespace
