@@ -210,7 +210,8 @@ SendStaging *BlockAllreduce::begin_send_staging(const BlockLayout &layout) {
                                                SendStaging::bytes_needed(layout, chunk));
     if (base == nullptr) return nullptr;
     try {
-        s.send_staging.begin(base, layout, chunk);
+        const bool guess = s.last_shard_vector == layout.num_blocks();  // the last stream's own shard
+        s.send_staging.begin(base, layout, chunk, guess ? s.last_shard_lo : 0, guess ? s.last_shard_hi : 0);
     } catch (const std::bad_alloc &) {
         st.links().trim_shared(base, 0);
         throw;

@@ -24,6 +24,9 @@ struct OperationScratch final : Reusable {
     DeviceStaging device;      // device buffers only
     SendStaging send_staging;  // the scan's copy of the blocks to send (core/send_staging.h)
     std::vector<int> send_staging_peers;
+    // The shard this rank aggregated in its last stream, and the vector's blocks then: the scan's
+    // guess of the blocks it will not send (kept unstaged) when the next vector is as long.
+    std::uint64_t last_shard_vector = 0, last_shard_lo = 0, last_shard_hi = 0;
 
     bool settle() override { return resources.reap(); }
     void abandon() override { resources.abandon(); }

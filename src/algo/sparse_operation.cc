@@ -365,6 +365,11 @@ void SparseOperation::make_stream() {
     spec_.window = state_.config().window;
     spec_.fail_at = state_.config().fail_at;
     scratch().resources.profile = profile_;
+    if (spec_.my_aggregator >= 0) {
+        scratch().last_shard_vector = call_.layout.num_blocks();
+        scratch().last_shard_lo = spec_.shard_lo(spec_.my_aggregator);
+        scratch().last_shard_hi = spec_.shard_hi(spec_.my_aggregator);
+    }
     // A persistent request's previous stream is restarted (same spec object, buffers and sinks).
     if (stream_)
         stream_->restart();

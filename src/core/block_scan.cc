@@ -76,7 +76,7 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
         lines ? (layout.bytes_of(blocks - 1) == block_bytes ? blocks : blocks - 1) / 64 : 0;
     std::uint64_t previous = 0;
     for (std::uint64_t word = 0; word * 64 < blocks; ++word) {
-        const bool stage = staging != nullptr && SendStaging::stages_after(previous);
+        const bool stage = staging != nullptr && staging->stages(word, previous);
         std::uint64_t bits = 0;
         if (word < whole_words && mixed(previous)) {
             const std::byte *base = data + static_cast<std::size_t>(word * 64) * block_bytes;

@@ -1,5 +1,7 @@
 #include "core/send_staging.h"
 
+#include <algorithm>
+
 #include "core/memory_ops.h"
 #include "transport/wire_format.h"
 
@@ -21,7 +23,8 @@ std::size_t SendStaging::bytes_needed(const BlockLayout &layout, std::uint64_t c
     return (static_cast<std::size_t>(chunks) * chunk_stride(layout, chunk_blocks) + 4095) / 4096 * 4096;
 }
 
-void SendStaging::begin(std::byte *base, const BlockLayout &layout, std::uint64_t chunk_blocks) {
+void SendStaging::begin(std::byte *base, const BlockLayout &layout, std::uint64_t chunk_blocks, std::uint64_t kept_lo,
+                        std::uint64_t kept_hi) {
     base_ = nullptr;  // until the words' ranks have their memory
     word_rank_.assign(static_cast<std::size_t>((layout.num_blocks() + 63) / 64), kNotStaged);
     base_ = base;
@@ -29,6 +32,9 @@ void SendStaging::begin(std::byte *base, const BlockLayout &layout, std::uint64_
     chunk_blocks_ = chunk_blocks;
     stride_ = chunk_stride(layout, chunk_blocks);
     staged_ = 0;
+    kept_words_lo_ = (kept_lo + 63) / 64;  // whole words only
+    const std::uint64_t blocks = layout.num_blocks();
+    kept_words_hi_ = std::max(kept_words_lo_, kept_hi >= blocks ? (blocks + 63) / 64 : kept_hi / 64);
 }
 
 std::size_t SendStaging::bytes_used() const {

@@ -9,6 +9,8 @@
 // block numbers are written after it (in_place). Others (the few cut by a shard's end) are packed
 // as before. Only words of 64 blocks that are not nearly all non-zero are staged: dense runs go from
 // the input as they did, and at 100% the scan keeps reading one line a block instead of every byte.
+// Nor are the words of the shard this rank is expected to aggregate itself (begin's kept range):
+// its own aggregator reads them from the input, and a quarter of the staging went unread on 4 ranks.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +31,11 @@ class SendStaging {
     // lines and `base` 8-byte aligned (the shared segment's allocations are line-aligned): every slot,
     // and so every payload sent from here, is then 8-byte aligned, as receivers require of a payload
     // read in place (wire_format.h, aligned8).
-    void begin(std::byte *base, const BlockLayout &layout, std::uint64_t chunk_blocks);
+    // Blocks [kept_lo, kept_hi) stay unstaged where they fill whole words: the ones this rank expects
+    // to aggregate itself, which its own aggregator reads from the input (a guess: the shards are cut
+    // after the scan; any block left unstaged is packed from the input as before).
+    void begin(std::byte *base, const BlockLayout &layout, std::uint64_t chunk_blocks, std::uint64_t kept_lo = 0,
+               std::uint64_t kept_hi = 0);
     // Nothing staged (the scan without staging, or staging given up).
     void clear() { base_ = nullptr; }
     bool active() const { return base_ != nullptr; }
@@ -37,9 +43,11 @@ class SendStaging {
     // Bytes of the chunks used so far (what the staging keeps of its memory).
     std::size_t bytes_used() const;
 
-    // The scan, word by word: whether a word whose predecessor had these bits is staged (not nearly
-    // all of its blocks non-zero), then the word's blocks with data, in order.
-    static bool stages_after(std::uint64_t previous_bits) { return __builtin_popcountll(previous_bits) < 44; }
+    // The scan, word by word: whether a word is staged (not one of the kept words, and its
+    // predecessor, with these bits, not nearly all non-zero), then the word's blocks with data, in order.
+    bool stages(std::uint64_t word, std::uint64_t previous_bits) const {
+        return __builtin_popcountll(previous_bits) < 44 && (word < kept_words_lo_ || word >= kept_words_hi_);
+    }
     void skip_word(std::uint64_t word) { word_rank_[word] = kNotStaged; }
     void stage_word(std::uint64_t word, const std::byte *data, std::uint64_t bits);
 
@@ -65,8 +73,10 @@ class SendStaging {
     std::byte *base_ = nullptr;
     BlockLayout layout_;
     std::uint64_t chunk_blocks_ = 1;
-    std::size_t stride_ = 0;                // bytes from one chunk to the next
-    std::uint64_t staged_ = 0;              // blocks staged so far
+    std::size_t stride_ = 0;           // bytes from one chunk to the next
+    std::uint64_t staged_ = 0;         // blocks staged so far
+    std::uint64_t kept_words_lo_ = 0;  // words [lo, hi) are not staged
+    std::uint64_t kept_words_hi_ = 0;
     std::vector<std::uint64_t> word_rank_;  // per bitmap word: blocks staged before it, or kNotStaged
 };
 

@@ -198,5 +198,54 @@ TEST(ContributionSource, PackedMessagesGoFromTheScansStaging) {
     EXPECT_LE(packed, 8);
 }
 
+// The words of the blocks this rank expects to aggregate itself (begin()'s kept range: whole words
+// of it only) are not staged: no message from there goes in place, and the staging keeps less. The
+// blocks still travel, packed from the input, byte for byte what pack() writes.
+TEST(ContributionSource, KeptBlocksAreNotStaged) {
+    const BlockLayout layout{4096 * 16, 16, 4};  // 4096 blocks of 64 bytes, 64 words
+    const std::uint64_t blocks = layout.num_blocks();
+    std::mt19937 rng(11);
+    std::vector<float> data(layout.count, 0.0f);
+    for (std::uint64_t k = 0; k < blocks; ++k)
+        if (rng() % 2 == 0) data[k * 16 + k % 16] = 1.0f + static_cast<float>(k);
+    const auto *input = reinterpret_cast<const std::byte *>(data.data());
+    const std::uint64_t chunk = 8, kept_lo = 1000, kept_hi = 2100;  // words 16-31 whole, 15 and 32 in part
+    std::vector<std::byte> all(SendStaging::bytes_needed(layout, chunk)), some(all.size());
+    SendStaging everything, kept;
+    everything.begin(all.data(), layout, chunk);
+    kept.begin(some.data(), layout, chunk, kept_lo, kept_hi);
+    for (std::uint64_t w = 0; w < 64; ++w)
+        EXPECT_EQ(kept.stages(w, 0), w < 16 || w >= 32) << "word " << w;
+    BlockBitmap bitmap;
+    bitmap.reset(blocks);
+    scan_blocks(input, layout, bitmap, &everything);
+    scan_blocks(input, layout, bitmap, &kept);
+    EXPECT_LT(kept.bytes_used(), everything.bytes_used() * 13 / 16) << "16 of 64 words are not staged";
+
+    BitmapSource source(input, layout, bitmap, nullptr, &kept);
+    std::vector<std::uint32_t> index(64);
+    int in_place = 0, packed_in_kept = 0;
+    for (std::uint64_t from = 0; from < blocks;) {
+        const MessagePlan p = source.plan(from, blocks, 16, index.data(), false);
+        if (p.n == 0) break;
+        std::vector<std::byte> want(max_packed_bytes(p.n, layout.block_bytes()));
+        const std::size_t want_bytes = source.pack(p, from, index.data(), want.data());
+        std::size_t got_bytes = 0;
+        const std::byte *got = source.packed_in_place(p, index.data(), &got_bytes);
+        const bool in_kept_words = p.last >= 16 * 64 && p.first < 32 * 64;
+        if (got != nullptr) {
+            ++in_place;
+            EXPECT_FALSE(in_kept_words) << "a message from block " << p.first << " went from the staging";
+            ASSERT_EQ(got_bytes, want_bytes) << "from block " << from;
+            EXPECT_EQ(std::memcmp(got, want.data(), want_bytes), 0) << "from block " << from;
+        } else if (!p.dense && in_kept_words) {
+            ++packed_in_kept;
+        }
+        from = p.end;
+    }
+    EXPECT_GT(in_place, 100);
+    EXPECT_GT(packed_in_kept, 20) << "the kept words' blocks are packed from the input";
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail
