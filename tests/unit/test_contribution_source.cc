@@ -138,6 +138,29 @@ TEST(ContributionSource, PairsSwitchToDenseRunWithPresenceWhenCheaper) {
     EXPECT_EQ(seen, std::vector<std::uint64_t>(idx.begin(), idx.end())) << "gaps are not part of the union";
 }
 
+// Plans the messages a worker sends of blocks [lo, hi), 16 blocks at most, as the stream does; each
+// one that goes from the scan's staging must be byte for byte what pack() writes. `seen(plan,
+// staged)` is told of every message.
+template <class Seen>
+void walk_messages(const BitmapSource &source, const BlockLayout &layout, std::uint64_t lo, std::uint64_t hi,
+                   Seen seen) {
+    std::vector<std::uint32_t> index(64);
+    for (std::uint64_t from = lo; from < hi;) {
+        const MessagePlan p = source.plan(from, hi, 16, index.data(), false);
+        if (p.n == 0) break;
+        std::vector<std::byte> want(max_packed_bytes(p.n, layout.block_bytes()));
+        const std::size_t want_bytes = source.pack(p, from, index.data(), want.data());
+        std::size_t got_bytes = 0;
+        const std::byte *got = source.packed_in_place(p, index.data(), &got_bytes);
+        if (got != nullptr) {
+            ASSERT_EQ(got_bytes, want_bytes) << "from block " << from;
+            EXPECT_EQ(std::memcmp(got, want.data(), want_bytes), 0) << "from block " << from;
+        }
+        seen(p, got != nullptr);
+        from = p.end;
+    }
+}
+
 // The scan stages the blocks it finds (core/send_staging.h). A packed message then goes from the
 // staging whenever it ends where its chunk does or at the last staged block, byte for byte what
 // pack() writes; one cut by a shard's end mid-chunk is packed. Words nearly all non-zero are not
@@ -165,30 +188,21 @@ TEST(ContributionSource, PackedMessagesGoFromTheScansStaging) {
     EXPECT_LE(staging.bytes_used(), memory.size());
 
     BitmapSource source(input, layout, bitmap, nullptr, &staging);
-    std::vector<std::uint32_t> index(64);
     int in_place = 0, packed = 0, dense = 0;
     const std::uint64_t shards[][2] = {{0, 1001}, {1001, blocks}};  // cut mid-chunk
     for (const auto &shard : shards) {
-        for (std::uint64_t from = shard[0]; from < shard[1];) {
-            const MessagePlan p = source.plan(from, shard[1], 16, index.data(), false);
-            if (p.n == 0) break;
-            std::vector<std::byte> want(max_packed_bytes(p.n, layout.block_bytes()));
-            const std::size_t want_bytes = source.pack(p, from, index.data(), want.data());
-            std::size_t got_bytes = 0;
-            const std::byte *got = source.packed_in_place(p, index.data(), &got_bytes);
-            if (p.dense) {
-                EXPECT_EQ(got, nullptr);
-                ++dense;
-            } else if (got != nullptr) {
-                ++in_place;
-                EXPECT_LE(p.n, chunk) << "a message from the staging ends in its chunk";
-                ASSERT_EQ(got_bytes, want_bytes) << "from block " << from;
-                EXPECT_EQ(std::memcmp(got, want.data(), want_bytes), 0) << "from block " << from;
-            } else {
-                ++packed;
-            }
-            from = p.end;
-        }
+        ASSERT_NO_FATAL_FAILURE(
+            walk_messages(source, layout, shard[0], shard[1], [&](const MessagePlan &p, bool staged) {
+                if (p.dense) {
+                    EXPECT_FALSE(staged);
+                    ++dense;
+                } else if (staged) {
+                    ++in_place;
+                    EXPECT_LE(p.n, chunk) << "a message from the staging ends in its chunk";
+                } else {
+                    ++packed;
+                }
+            }));
     }
     EXPECT_GT(dense, 0) << "the words of non-zero blocks only go as dense runs";
     EXPECT_GT(in_place, 100);
@@ -223,26 +237,16 @@ TEST(ContributionSource, KeptBlocksAreNotStaged) {
     EXPECT_LT(kept.bytes_used(), everything.bytes_used() * 13 / 16) << "16 of 64 words are not staged";
 
     BitmapSource source(input, layout, bitmap, nullptr, &kept);
-    std::vector<std::uint32_t> index(64);
     int in_place = 0, packed_in_kept = 0;
-    for (std::uint64_t from = 0; from < blocks;) {
-        const MessagePlan p = source.plan(from, blocks, 16, index.data(), false);
-        if (p.n == 0) break;
-        std::vector<std::byte> want(max_packed_bytes(p.n, layout.block_bytes()));
-        const std::size_t want_bytes = source.pack(p, from, index.data(), want.data());
-        std::size_t got_bytes = 0;
-        const std::byte *got = source.packed_in_place(p, index.data(), &got_bytes);
+    ASSERT_NO_FATAL_FAILURE(walk_messages(source, layout, 0, blocks, [&](const MessagePlan &p, bool staged) {
         const bool in_kept_words = p.last >= 16 * 64 && p.first < 32 * 64;
-        if (got != nullptr) {
+        if (staged) {
             ++in_place;
             EXPECT_FALSE(in_kept_words) << "a message from block " << p.first << " went from the staging";
-            ASSERT_EQ(got_bytes, want_bytes) << "from block " << from;
-            EXPECT_EQ(std::memcmp(got, want.data(), want_bytes), 0) << "from block " << from;
         } else if (!p.dense && in_kept_words) {
             ++packed_in_kept;
         }
-        from = p.end;
-    }
+    }));
     EXPECT_GT(in_place, 100);
     EXPECT_GT(packed_in_kept, 20) << "the kept words' blocks are packed from the input";
 }
