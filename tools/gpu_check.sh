@@ -77,24 +77,22 @@ step kernels_memcheck 90 compute-sanitizer --tool memcheck --error-exitcode 3 bu
   --gtest_filter='*DeviceBoundary*cuda*:*PackedSource*:*StagedResultSink*'
 gtest_counts "$LOGS/kernels_memcheck.log"
 step kernels_bandwidth 90 build-gpu/bench/device_kernels_bandwidth --repeats 11
-osu_run() {
-  step "osu_cuda_run$1" 120 mpirun --bind-to none -np 4 build-gpu/bench/osu_sparse_allreduce -d cuda \
-    -m 67108864:268435456 --density 0.001,0.01,0.1,0.5,1 -i 10 -x 2 --time-limit 4 --validate \
-    --json "$LOGS/osu_cuda_run$1.json"
+osu_step() {  # osu_step NAME MAX_SECONDS ARGS...: osu_sparse_allreduce -d cuda on 4 ranks, validated, JSON kept
+  local name=$1 max=$2
+  shift 2
+  step "$name" "$max" mpirun --bind-to none -np 4 build-gpu/bench/osu_sparse_allreduce -d cuda --validate \
+    --json "$LOGS/$name.json" "$@"
 }
-osu_run 1
+SWEEP=(-m 67108864:268435456 --density "0.001,0.01,0.1,0.5,1" -i 10 -x 2)
+osu_step osu_cuda_run1 120 "${SWEEP[@]}" --time-limit 4
 step quick_suite 150 ctest --test-dir build-gpu -LE 'soak|pytorch|cluster' --timeout 120 -j 8
 summary "  $(grep -a 'tests passed' "$LOGS/quick_suite.log")"
-osu_run 2
-osu_run 3
-step osu_cuda_1gib 90 mpirun --bind-to none -np 4 build-gpu/bench/osu_sparse_allreduce -d cuda \
-  -m 1073741824:1073741824 --density 0.01,0.1,1 -i 5 -x 1 --time-limit 6 --validate \
-  --json "$LOGS/osu_cuda_1gib.json"
+osu_step osu_cuda_run2 120 "${SWEEP[@]}" --time-limit 4
+osu_step osu_cuda_run3 120 "${SWEEP[@]}" --time-limit 4
+osu_step osu_cuda_1gib 90 -m 1073741824:1073741824 --density 0.01,0.1,1 -i 5 -x 1 --time-limit 6
 # Ranks sharing the GPU under MPS (their contexts no longer time-slice), when the daemon starts.
 if timeout 10 nvidia-cuda-mps-control -d >/dev/null 2>&1; then
-  step osu_cuda_mps 60 mpirun --bind-to none -np 4 build-gpu/bench/osu_sparse_allreduce -d cuda \
-    -m 67108864:268435456 --density 0.001,0.01,0.1,0.5,1 -i 10 -x 2 --time-limit 2 --validate \
-    --json "$LOGS/osu_cuda_mps.json"
+  osu_step osu_cuda_mps 60 "${SWEEP[@]}" --time-limit 2
   echo quit | timeout 10 nvidia-cuda-mps-control
 fi
 echo "---- summary"
