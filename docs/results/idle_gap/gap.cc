@@ -10,6 +10,8 @@
 //        kinds: none | sleep | spin (busy loop) | mpi (one MPI_Allreduce of the buffer, whatever the gap)
 //               | memcpy (the floor's memcpy, repeated for the gap); KIND+copy: then a 32 MiB memcpy
 //               between scratch buffers the call does not touch
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,8 +23,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <sys/resource.h>
 #include <vector>
 
 namespace {

@@ -17,10 +17,14 @@ for d in 0.5 1; do
 done
 PROBE=1 "${run[@]}" -x PROBE "$out/gap" 0.5 15 0.4 "$kinds" > "$out/probe_memory.txt"
 PROBE=compute "${run[@]}" -x PROBE "$out/gap" 0.5 15 0.4 "$kinds" > "$out/probe_compute.txt"
-for stride in 16 1024; do
+# memgap: one run per line (stride 16), three per page (stride 1024: its cost varies run to run).
+for pass in "16 1" "1024 1" "1024 2" "1024 3"; do
+  read -r stride round <<< "$pass"
   for huge in "" 1; do
     name="memgap_stride${stride}_huge${huge:-0}"
-    for cpu in 0 1; do HUGE=$huge STRIDE=$stride taskset -c $cpu "$out/memgap" 20 0.4 > "$out/${name}_cpu$cpu.txt" & done
+    for cpu in 0 1; do
+      HUGE=$huge STRIDE=$stride taskset -c $cpu "$out/memgap" 20 0.4 > "$out/${name}_cpu${cpu}_run$round.txt" &
+    done
     wait
   done
 done
