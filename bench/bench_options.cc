@@ -114,6 +114,9 @@ ParseResult parse_options(int argc, char **argv, BenchOptions &opts, std::string
          "its calls would take minutes; the Union column then counts the library's first result")
         ("profile", po::bool_switch(&opts.profile),
          "time the library's phases (mpix_sparse_profile=on): us per timed call, mean over ranks")
+        ("keep-heap", po::bool_switch(&opts.keep_heap),
+         "malloc keeps freed blocks of up to 1 GiB (glibc mallopt), so a temporary buffer MPI_Allreduce "
+         "allocates per call is not a fresh mapping faulted in page by page every call (Open MPI 4.1 from 32 MiB)")
         ("forced", po::bool_switch(&opts.forced),
          "also time the library with each algorithm forced (dense, aggregator, allgather; one communicator "
          "each), interleaved with the rest: columns BestForced (the fastest) and Auto/Best (block variant)")

@@ -29,9 +29,10 @@ struct BenchOptions {
     bool cuda = false;       // -d cuda: device buffers (block variant)
     bool alloc_mem = false;  // --alloc-mem: buffers from MPIX_Sparse_alloc_mem (block variant, host)
     bool validate = false;
-    bool no_mpi = false;   // --no-mpi: MPI_Allreduce neither timed nor run (block variant, host)
-    bool profile = false;  // --profile: mpix_sparse_profile=on, phase columns
-    bool forced = false;   // --forced: also each algorithm forced, interleaved (block variant, host)
+    bool no_mpi = false;     // --no-mpi: MPI_Allreduce neither timed nor run (block variant, host)
+    bool profile = false;    // --profile: mpix_sparse_profile=on, phase columns
+    bool keep_heap = false;  // --keep-heap: malloc keeps freed large blocks (see process_heap.h)
+    bool forced = false;     // --forced: also each algorithm forced, interleaved (block variant, host)
     std::string json_path;
     std::uint64_t seed = 1;
     double zipf_s = 1.05;

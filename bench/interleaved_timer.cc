@@ -6,12 +6,15 @@
 #include <random>
 #include <utility>
 
+#include <sys/resource.h>
+
 namespace bench {
 
 InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int warmup, int iterations,
                                   double time_limit, MPI_Comm comm, const std::function<void()> &before_timed) {
     const std::size_t n = methods.size();
     std::vector<double> total(n, 0.0);
+    std::vector<long> faults(n, 0);
 
     // Each iteration runs the methods in a fresh order (the same on every rank: seeded by the
     // iteration), so no method always follows the same one. A fixed cyclic order made the method
@@ -26,11 +29,17 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
             std::swap(order[j - 1], order[rng() % j]);
         for (std::size_t j = 0; j < n; ++j) {
             const std::size_t m = order[j];
+            rusage before{}, after{};  // read outside the timed interval (a system call each)
+            getrusage(RUSAGE_SELF, &before);
             MPI_Barrier(comm);
             const double t0 = MPI_Wtime();
             methods[m].call();
             const double t1 = MPI_Wtime();
-            if (timed) total[m] += t1 - t0;
+            getrusage(RUSAGE_SELF, &after);
+            if (timed) {
+                total[m] += t1 - t0;
+                faults[m] += after.ru_minflt - before.ru_minflt;
+            }
         }
     };
 
@@ -60,6 +69,9 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
         MPI_Reduce(&mean_us, &s.min_us, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
         MPI_Reduce(&mean_us, &s.max_us, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
         s.avg_us /= nranks;
+        const double faults_per_call = static_cast<double>(faults[m]) / iterations;
+        MPI_Reduce(&faults_per_call, &s.faults_per_call, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+        s.faults_per_call /= nranks;
         result.latency.push_back(s);
     }
     return result;

@@ -22,6 +22,9 @@ struct LatencySummary {
     double avg_us = 0;
     double min_us = 0;
     double max_us = 0;
+    // Minor page faults per timed call, mean over ranks: a method that maps fresh memory in every call
+    // (MPI_Allreduce's temporary buffer at large sizes) pays for it here, and on a VM that can dominate.
+    double faults_per_call = 0;
 };
 
 struct InterleavedResult {

@@ -2,6 +2,7 @@
 // OSU micro-benchmarks (osu_allreduce), one row per message size and density. See bench/README.md.
 #include "bench_context.h"
 #include "bench_options.h"
+#include "process_heap.h"
 #include "report.h"
 #include "row_benchmark.h"
 #include "row_fields.h"
@@ -74,6 +75,7 @@ Record run_metadata(const BenchContext &ctx, int world_size) {
     m.set_int("warmup", o.warmup);
     m.set_real("time_limit", o.time_limit);
     m.set_bool("validate", o.validate);
+    m.set_text("heap", o.keep_heap ? "kept" : "default");
     m.set_bool("complete", false);  // set once the last row is in
     return m;
 }
@@ -87,6 +89,7 @@ void print_header(const BenchContext &ctx, const Table &table) {
     if (o.pattern == Pattern::Zipf) std::printf(", Zipf s: %g", o.zipf_s);
     if (o.cuda) std::printf(", Buffers: CUDA device");
     if (o.alloc_mem) std::printf(", Buffers: MPIX_Sparse_alloc_mem");
+    if (o.keep_heap) std::printf(", Heap: kept");
     std::printf(", Warm-up: %d, Iterations: %d\n", o.warmup, o.iterations);
     std::printf("%s\n", table.header().c_str());
     std::fflush(stdout);
@@ -177,6 +180,11 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
     case ParseResult::Run: break;
+    }
+    if (opts.keep_heap && !keep_freed_blocks_in_heap()) {
+        if (world_rank == 0) std::fprintf(stderr, "osu_sparse_allreduce: --keep-heap: needs glibc's mallopt\n");
+        MPI_Finalize();
+        return 1;
     }
 
     // The block size reaches the library through the communicator, as an application would set it.

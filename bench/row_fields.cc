@@ -57,6 +57,7 @@ void add_latency_fields(Record &r, const std::string &method, const LatencySumma
     r.set_real(method + "_avg_us", l.avg_us);
     r.set_real(method + "_min_us", l.min_us);
     r.set_real(method + "_max_us", l.max_us);
+    r.set_real(method + "_faults_per_call", l.faults_per_call);
 }
 
 void add_stats_fields(Record &r, const StatsSummary &s, std::size_t buffer_bytes) {
@@ -139,6 +140,9 @@ std::vector<Column> block_row_columns(const std::string &mpi_label, const std::s
     c.push_back({"sent_pct", "Sent(%)", 2, false});
     c.push_back({"algorithm_name", "Algorithm", 0, false});
     c.push_back({"ours_over_floor", "Ours/Floor", 2, false});
+    // Page faults per call: where MPI_Allreduce maps fresh memory per call (see --keep-heap).
+    c.push_back({"mpi_allreduce_faults_per_call", "MPIFaults", 1, false});
+    c.push_back({"sparse_faults_per_call", "OurFaults", 1, false});
     c.push_back({"iterations", "Iterations", 0, true});
     return c;
 }

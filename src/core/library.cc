@@ -235,6 +235,32 @@ bool remote_peers_for_testing() {
     return remote;
 }
 
+// Sends the warm-ups of the shared-memory path to each new peer of this machine and waits for
+// theirs (UcxWorker::begin_warm_up).
+void warm_up(UcxWorker &worker, std::uint32_t context, const std::vector<ucp_ep_h> &new_here) {
+    // Each new peer of this machine sends as many to this rank as it sends to each of them (new
+    // endpoints are made in pairs: every rank of a communicator connects to every other). A rank
+    // also waits until its own went out: some wait in UCX for room in a peer's FIFO, and only this
+    // rank's progress sends them. Only a warm-up: a peer that does not send in time is not waited for.
+    if (new_here.empty()) return;
+    const int expected = UcxWorker::warm_up_messages() * static_cast<int>(new_here.size());
+    {
+        std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+        for (ucp_ep_h ep : new_here)
+            worker.send_warm_ups(context, ep);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (;;) {
+        {
+            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
+            worker.progress();
+            if (worker.warmed_up(context, expected)) return;
+        }
+        if (std::chrono::steady_clock::now() > deadline) return;
+        sched_yield();
+    }
+}
+
 }  // namespace
 
 std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context, std::size_t shared_bytes,
@@ -285,7 +311,8 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     std::vector<ucp_ep_h> endpoints(static_cast<std::size_t>(size), nullptr);
     std::vector<PeerIdentity> peers(static_cast<std::size_t>(size));
     std::vector<bool> sharing(static_cast<std::size_t>(size), false);
-    int segments_open = 1;  // this rank could open the segments of every peer of its machine
+    std::vector<ucp_ep_h> new_here;  // endpoints to peers of this machine created by this call
+    int segments_open = 1;           // this rank could open the segments of every peer of its machine
     // The peers' segments are opened for `context` here; should this fail half way, they go again.
     struct Opened {
         std::uint32_t context;
@@ -316,12 +343,26 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
             // (tests force the UCX path with MPIX_SPARSE_TEST_REMOTE_PEERS=1).
             if (remote_peers_for_testing()) peers[i].machine = 0;
             const bool here = peers[i].machine != 0 && peers[i].machine == self.machine;
-            endpoints[i] = worker.endpoint(
-                std::string(all.data() + displs[i] + kFixed, static_cast<std::size_t>(lengths[i]) - kFixed), !here);
+            const std::string address(all.data() + displs[i] + kFixed, static_cast<std::size_t>(lengths[i]) - kFixed);
+            const bool fresh = !worker.has_endpoint(address);
+            endpoints[i] = worker.endpoint(address, !here);
+            if (here && fresh) new_here.push_back(endpoints[i]);
         }
     } catch (...) {
         failed_here = std::current_exception();
     }
+    // Warm-up messages from peers may come as soon as they pass the agreement below.
+    struct WarmingUp {
+        std::uint32_t context;
+        explicit WarmingUp(std::uint32_t c) : context(c) {
+            std::lock_guard<std::recursive_mutex> engine(engine_lock());
+            get().ucx().begin_warm_up(context);
+        }
+        ~WarmingUp() {
+            std::lock_guard<std::recursive_mutex> engine(engine_lock());
+            get().ucx().end_warm_up(context);
+        }
+    } warming{context};
     // Payloads go by reference on this communicator only where every rank could open its machine's
     // segments (a ptrace restriction on one rank would otherwise fail its calls). The lowest rank
     // that failed, or size: none did.
@@ -329,6 +370,7 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     check_mpi(PMPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
     if (agreed[1] < size) fail_together(agreed[1]);
     segments_open = agreed[0];
+    warm_up(ucx(), context, new_here);
     std::lock_guard<std::recursive_mutex> engine(engine_lock());
     if (!segments_open || my_segment.domain == 0) segment.reset();
     // From here the links own the context's peer segments (they forget them when destroyed).

@@ -21,7 +21,9 @@
 
 namespace mpix::sparse::detail {
 
-enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 3, Abort = 4, Stalled = 5 };
+// WarmUp is transport-level: the receiving transport counts it and drops it (UcxWorker's warm-up of
+// the shared-memory path to a new peer); no algorithm sees one.
+enum class MessageKind : std::uint8_t { Contribution = 1, Result = 2, Goodbye = 3, Abort = 4, Stalled = 5, WarmUp = 6 };
 
 inline constexpr std::uint32_t kWireMagic = 0x4d505831;  // "MPX1"
 inline constexpr std::uint8_t kDenseRun = 1;

@@ -190,6 +190,10 @@ ucs_status_t UcxWorker::on_active_message(void *arg, const void *header, std::si
     }
     InboundMessage message;
     std::memcpy(&message.header, header, sizeof(WireHeader));
+    if (message.header.magic == kWireMagic && message.header.kind == MessageKind::WarmUp) {
+        if (auto it = self->warm_ups_.find(message.header.context); it != self->warm_ups_.end()) ++it->second->received;
+        return UCS_OK;
+    }
     message.bytes = length;
     ucs_status_t keep = UCS_OK;
     if (message.header.flags & kByReference) {
@@ -255,6 +259,45 @@ void UcxWorker::send(ucp_ep_h ep, const WireHeader &header, const void *payload,
     param.cb.send = &on_send_done;
     param.user_data = &done;
     track(ucp_am_send_nbx(ep, kActiveMessageId, &header, sizeof(WireHeader), payload, bytes, &param), done);
+}
+
+int UcxWorker::warm_up_messages() {
+    // Twice the FIFO (UCX 1.13's default of 64 slots, or what UCX_POSIX_FIFO_SIZE sets), as the
+    // peers of one receiver share its slots and interleave.
+    static const int messages = [] {
+        const char *fifo = std::getenv("UCX_POSIX_FIFO_SIZE");
+        const long slots = fifo != nullptr ? std::strtol(fifo, nullptr, 10) : 0;
+        return 2 * static_cast<int>(slots > 0 && slots <= 4096 ? slots : 64);
+    }();
+    return messages;
+}
+
+void UcxWorker::begin_warm_up(std::uint32_t context) {
+    auto w = std::make_unique<WarmUp>();
+    w->header.kind = MessageKind::WarmUp;
+    w->header.context = context;
+    warm_ups_[context] = std::move(w);
+}
+
+void UcxWorker::send_warm_ups(std::uint32_t context, ucp_ep_h ep) {
+    auto it = warm_ups_.find(context);
+    if (it == warm_ups_.end()) return;
+    WarmUp &w = *it->second;
+    for (int i = warm_up_messages(); i > 0; --i)
+        send(ep, w.header, &w.payload, sizeof w.payload, w.sent);
+}
+
+bool UcxWorker::warmed_up(std::uint32_t context, int expected) const {
+    auto it = warm_ups_.find(context);
+    return it == warm_ups_.end() || (it->second->sent.done() && it->second->received >= expected);
+}
+
+void UcxWorker::end_warm_up(std::uint32_t context) {
+    auto it = warm_ups_.find(context);
+    if (it == warm_ups_.end()) return;
+    // Sends UCX has not completed (a peer that stopped waiting) still read the header: left behind.
+    if (!it->second->sent.done()) (void)it->second.release();
+    warm_ups_.erase(it);
 }
 
 void UcxWorker::send_reference(ucp_ep_h ep, ReferenceMessage &m) {

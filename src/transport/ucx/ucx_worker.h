@@ -53,8 +53,23 @@ class UcxWorker {
     // machines only, as on shared memory it costs half the bandwidth (measured: docs/reliability.md),
     // and there kill(pid, 0) tells the same for free.
     ucp_ep_h endpoint(const std::string &address, bool report_failure);
+    bool has_endpoint(const std::string &address) const { return endpoints_.count(address) != 0; }
     // The failure UCX reported on `ep`, or null.
     const char *endpoint_failure(ucp_ep_h ep) const;
+
+    // Warming UCX's shared-memory path to new peers of this machine. A sender writes each message into
+    // the buffer of one slot of the receiver's FIFO, a page of the receiver's memory that the sender
+    // maps on first touch; the slots are used in turn, so with a few messages a call it takes
+    // ~100 calls to touch them all, each slowed by page faults (measured: 256 KiB at 10% took
+    // 2x its steady time for ~80 calls; docs/performance.md). A communicator's set-up sends
+    // warm_up_messages() to each new peer of its machine instead, and waits for theirs:
+    // begin_warm_up before any peer may send them, end_warm_up once done (later ones are dropped).
+    static int warm_up_messages();
+    void begin_warm_up(std::uint32_t context);
+    void send_warm_ups(std::uint32_t context, ucp_ep_h ep);
+    // True when all of this rank's warm-ups went out and `expected` arrived for context.
+    bool warmed_up(std::uint32_t context, int expected) const;
+    void end_warm_up(std::uint32_t context);
 
     void send(ucp_ep_h ep, const WireHeader &header, const void *payload, std::size_t bytes, Completion &done);
     // Sends m (header and reference) to ep; m.outer and m.pending track it.
@@ -84,6 +99,13 @@ class UcxWorker {
     int callback_depth_ = 0;                 // inside on_active_message (UCX owns eager data until it returns)
     std::vector<void *> deferred_releases_;  // eager data released from inside the callback
     std::map<ucp_ep_h, ucs_status_t> failed_endpoints_;
+    struct WarmUp {
+        WireHeader header;
+        SegmentRef payload{};  // the size of a by-reference payload, so that UCX takes the same protocol
+        Completion sent;
+        int received = 0;
+    };
+    std::map<std::uint32_t, std::unique_ptr<WarmUp>> warm_ups_;  // by context, while it warms up
     PeerSegments peer_segments_;
 };
 
