@@ -10,11 +10,15 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 tools/build.sh
 mkdir -p out
-mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 \
-  build/bench/osu_sparse_allreduce -m 67108864:67108864 --density 0.01,0.1,0.5,1 -i 20 -x 3 \
-  --validate --json out/bench.json | tee out/bench.txt
+# main_job NAME [OPTION...]: the 4-rank comparison, to out/NAME.txt and out/NAME.json.
+main_job() {
+  local name=$1
+  shift
+  mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 \
+    build/bench/osu_sparse_allreduce -m 67108864:67108864 --density 0.01,0.1,0.5,1 -i 20 -x 3 \
+    --validate "$@" --json "out/$name.json" | tee "out/$name.txt"
+}
+main_job bench
 python3 bench/plot_speedup.py -o out/speedup.png out/bench.json && echo "plot: out/speedup.png"
 echo
-mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 \
-  build/bench/osu_sparse_allreduce -m 67108864:67108864 --density 0.01,0.1,0.5,1 -i 20 -x 3 \
-  --validate --keep-heap --json out/bench_kept_heap.json | tee out/bench_kept_heap.txt
+main_job bench_kept_heap --keep-heap

@@ -237,7 +237,7 @@ bool remote_peers_for_testing() {
 
 // Sends the warm-ups of the shared-memory path to each new peer of this machine and waits for
 // theirs (UcxWorker::begin_warm_up).
-void warm_up(UcxWorker &worker, std::uint32_t context, const std::vector<ucp_ep_h> &new_here) {
+void warm_up(Library &library, std::uint32_t context, const std::vector<ucp_ep_h> &new_here) {
     // Each new peer of this machine sends as many to this rank as it sends to each of them (new
     // endpoints are made in pairs: every rank of a communicator connects to every other). A rank
     // also waits until its own went out: some wait in UCX for room in a peer's FIFO, and only this
@@ -247,18 +247,12 @@ void warm_up(UcxWorker &worker, std::uint32_t context, const std::vector<ucp_ep_
     {
         std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
         for (ucp_ep_h ep : new_here)
-            worker.send_warm_ups(context, ep);
+            library.ucx().send_warm_ups(context, ep);
     }
+    // Sleeps on the worker's events like every wait; the deadline overshoots by one idle sleep at most.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    for (;;) {
-        {
-            std::lock_guard<std::recursive_mutex> engine(Library::engine_lock());
-            worker.progress();
-            if (worker.warmed_up(context, expected)) return;
-        }
-        if (std::chrono::steady_clock::now() > deadline) return;
-        sched_yield();
-    }
+    library.wait_until(
+        [&] { return library.ucx().warmed_up(context, expected) || std::chrono::steady_clock::now() > deadline; });
 }
 
 }  // namespace
@@ -370,7 +364,7 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     check_mpi(PMPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
     if (agreed[1] < size) fail_together(agreed[1]);
     segments_open = agreed[0];
-    warm_up(ucx(), context, new_here);
+    warm_up(*this, context, new_here);
     std::lock_guard<std::recursive_mutex> engine(engine_lock());
     if (!segments_open || my_segment.domain == 0) segment.reset();
     // From here the links own the context's peer segments (they forget them when destroyed).
