@@ -11,9 +11,11 @@
 // measured, when the model underestimated that) run in turn until each has two samples (an
 // algorithm's first call at a shape is not one); from then on the fastest measured one runs, and
 // every kReexploreCalls calls of the shape one of the others runs once more, in turn, so a choice
-// made on noisy samples is not final. The choice moves to another algorithm only when it measures
-// kSwitchMargin faster than the one running: between two algorithms within a few percent the
-// noise of single calls would otherwise flip it back and forth.
+// made on noisy samples is not final; one that measured far slower than the fastest only on every
+// few of its turns, so that running it again costs at most kReexploreBudget of the shape's time.
+// The choice moves to another algorithm only when it measures kSwitchMargin faster than the one
+// running: between two algorithms within a few percent the noise of single calls would otherwise
+// flip it back and forth.
 #pragma once
 
 #include <array>
@@ -28,6 +30,7 @@ class CallTuner {
   public:
     static constexpr double kExploreFactor = 1.5;
     static constexpr int kReexploreCalls = 32;
+    static constexpr double kReexploreBudget = 0.05;
     static constexpr double kSwitchMargin = 0.95;
     static constexpr int kAlgorithms = 3;
 

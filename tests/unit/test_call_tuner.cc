@@ -2,6 +2,7 @@
 // SparseOperation drives it (choose, expect, completed; the report travels to the next call).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -182,8 +183,37 @@ TEST(CallTuner, ReExploresEveryOtherAlgorithmInTurn) {
     auto ran = run_timed_calls(tuner, 3, Algorithm::Aggregator, cost, kAll, two_slow, 12);
     EXPECT_EQ(ran.back(), Algorithm::Aggregator);
     EXPECT_GT(tuner.measured_us(3, Algorithm::Allgather), tuner.measured_us(3, Algorithm::Dense));
-    ran = run_timed_calls(tuner, 3, Algorithm::Aggregator, cost, kAll, two_slow, 4 * CallTuner::kReexploreCalls);
+    // Measured 5x the aggregator, the allgather runs again on every third of its turns (it needs two
+    // fast samples: 12 * 32 calls), dense on each of its.
+    ran = run_timed_calls(tuner, 3, Algorithm::Aggregator, cost, kAll, two_slow, 12 * CallTuner::kReexploreCalls);
     EXPECT_EQ(ran.back(), Algorithm::Allgather) << "never re-measured behind the runner-up";
+}
+
+// An algorithm measured far slower than the fastest (MPI_Allreduce on fresh heap pages: 12x the
+// aggregator) runs again rarely enough that re-measuring it costs at most kReexploreBudget of the
+// time, yet it is re-measured, and taken once it has become the fastest.
+TEST(CallTuner, ReMeasuresAFarSlowerAlgorithmWithinABudget) {
+    CallTuner tuner;
+    const auto cost = estimate(50, 30, 200);  // dense predicted close enough to be measured
+    auto truth = times(480, 40, 400);
+    constexpr int kCalls = 64 * CallTuner::kReexploreCalls;
+    const auto ran = run_calls(tuner, 7, Algorithm::Aggregator, cost, kAll, truth, kCalls);
+    double total = 0;
+    int dense_after_measuring = 0;
+    for (int i = 8; i < kCalls; ++i) {
+        total += truth.at(ran[static_cast<std::size_t>(i)]);
+        if (ran[static_cast<std::size_t>(i)] == Algorithm::Dense) ++dense_after_measuring;
+    }
+    const double fastest = 40.0 * (kCalls - 8);
+    EXPECT_LE(total / fastest - 1, CallTuner::kReexploreBudget);
+    EXPECT_GE(dense_after_measuring, 3) << "a slow algorithm must still be measured again now and then";
+    EXPECT_GT(total / fastest - 1, 0.5 * CallTuner::kReexploreBudget) << "re-measures less than the budget allows";
+    // Dense has become faster (the heap keeps its pages now): its next runs see it, and it takes over.
+    truth[Algorithm::Dense] = 20;
+    const auto later = run_calls(tuner, 7, Algorithm::Aggregator, cost, kAll, truth, kCalls);
+    // (the last call of every 32 re-measures the aggregator, now the slower one)
+    EXPECT_GE(std::count(later.end() - CallTuner::kReexploreCalls, later.end(), Algorithm::Dense),
+              CallTuner::kReexploreCalls - 1);
 }
 
 // The running algorithm keeps running while another measures less than kSwitchMargin faster (the
