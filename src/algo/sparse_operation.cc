@@ -92,6 +92,7 @@ void SparseOperation::agree(const SparseCall &call) {
     put(AgreementFields::kAlgorithm, static_cast<std::int64_t>(state_.config().algorithm) * 4 + tuning);
     put(AgreementFields::kNonzero, local ? 0 : static_cast<std::int64_t>(call.nonzero));
     put(AgreementFields::kDevice, call.device ? 1 : 0);
+    put(AgreementFields::kInPlace, call.in_place ? 1 : 0);
     // Element calls with a dense output on some ranks and a sparse one on others would plan
     // differently (only a sparse output rules out the dense path): a mismatch like any other.
     put(AgreementFields::kOutput, !call.allow_dense ? 2 : call.output_to_zero ? 1 : 0);
@@ -158,6 +159,7 @@ void SparseOperation::on_agreed() {
     d.bin_width = bin_width(call_.layout.num_blocks(), d.bins.size());
     d.output_to_zero = call_.output_to_zero;
     d.device = v[AgreementFields::kDevice].max > 0;
+    d.in_place = v[AgreementFields::kInPlace].sum == workers;  // on some ranks only: copies remain
     d.nodes = state_.nodes();
     d.ranks_per_node = state_.ranks_per_node();
     d.node_multicast = state_.config().node_multicast;

@@ -47,6 +47,7 @@ struct SparseCall {
     bool allow_dense = true;      // false: a sparse output needs the union (element variant)
     std::uint64_t nonzero = 0;    // this rank's blocks with data
     bool device = false;          // this rank's buffers are (partly) device memory: agreed, for the plan
+    bool in_place = false;        // peers read this rank's input and output where they are: agreed, for the tuner
     // This rank's own error found before the agreement (it still takes part so the others learn of
     // it instead of waiting): none, an argument error, or a failure.
     enum class Local { None, Argument, Failure } local = Local::None;

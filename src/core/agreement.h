@@ -47,6 +47,7 @@ struct AgreementFields {
         kNonzero,
         kDevice,
         kOutput,     // what the call writes: the block variant's buffer, or the element variant's outputs
+        kInPlace,    // 1 when peers read this rank's input and output where they are (MPIX_Sparse_alloc_mem)
         kTunerTag,   // the previous blocking call's shape and algorithm (CallTuner::Report), or 0
         kTunerTime,  // and its time on this rank: the maximum is the call's time
         kHeader

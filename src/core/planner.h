@@ -29,6 +29,9 @@ struct Demand {
     int nodes = 1;                // nodes the ranks are on, and the most ranks on one of them
     int ranks_per_node = 1;
     bool node_multicast = false;  // results cross to each other node once per aggregator
+    // Every rank's input and output are read in place by its peers (MPIX_Sparse_alloc_mem): fewer
+    // copies than the model's constants assume. Only the tuner tells such calls apart.
+    bool in_place = false;
 };
 
 struct CostEstimate {

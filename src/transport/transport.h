@@ -89,6 +89,9 @@ class Transport {
                                  std::size_t /*bytes*/) {
         return false;
     }
+    // True when [payload, payload + bytes) is such memory, whichever peers would read it (the kind
+    // of a call's buffers, for what the call's time is learned under).
+    virtual bool in_place_memory(const void * /*payload*/, std::size_t /*bytes*/) const { return false; }
     // The last shared_buffer() used only `used` bytes (any other pointer: nothing happens).
     virtual void trim_shared(const std::byte * /*buffer*/, std::size_t /*used*/) {}
     // Every peer has read all that this rank sent so far (an operation's closing barrier says so):

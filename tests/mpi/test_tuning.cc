@@ -2,6 +2,8 @@
 // the tuner tries the candidates, results stay exact, and ranks that tune differently get an error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -113,6 +115,36 @@ TEST(Tuning, BlockingAndNonBlockingCallsThatMeetGetAnError) {
     EXPECT_EQ(cls, MPIX_ERR_SPARSE_REMOTE);
     ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, comm.get()), MPI_SUCCESS);
     EXPECT_EQ(out[100], static_cast<float>(world_size()));
+}
+
+// Buffers that peers read in place (MPIX_Sparse_alloc_mem) are a shape of their own for the tuner,
+// agreed from every rank's buffers: with them on some ranks only, and which ranks changing from call
+// to call, every rank still learns under the same shape and runs the same algorithm.
+TEST(Tuning, BuffersReadInPlaceOnSomeRanksOnlyStayExact) {
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_tune", "on"}});
+    ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+    const int n = 1 << 18;
+    const auto bytes = static_cast<MPI_Aint>(n * sizeof(float));
+    float *shared_in = nullptr, *shared_out = nullptr;
+    ASSERT_EQ(MPIX_Sparse_alloc_mem(bytes, MPI_INFO_NULL, &shared_in), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Sparse_alloc_mem(bytes, MPI_INFO_NULL, &shared_out), MPI_SUCCESS);
+    const auto free_mem = [](float *p) { MPIX_Sparse_free_mem(p); };
+    const std::unique_ptr<float, decltype(free_mem)> keep_in(shared_in, free_mem), keep_out(shared_out, free_mem);
+    std::vector<float> heap_in(n, 0.0f), heap_out(n), ref(n);
+    for (int i = 0; i < n; ++i)  // every block non-zero: dense and the aggregator both candidates
+        heap_in[static_cast<std::size_t>(i)] = static_cast<float>((i + world_rank()) % 7 + 1);
+    std::copy(heap_in.begin(), heap_in.end(), shared_in);
+    MPI_Allreduce(heap_in.data(), ref.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (int call = 0; call < 12; ++call) {
+        // Every rank in place at calls 0, 4, 8; none at 2, 6, 10; every other rank at the odd ones.
+        const bool in_place = call % 4 == 0 || (call % 2 == 1 && (world_rank() + call / 2) % 2 == 0);
+        float *in = in_place ? shared_in : heap_in.data();
+        float *out = in_place ? shared_out : heap_out.data();
+        std::fill(out, out + n, -1.0f);
+        ASSERT_EQ(MPIX_Sparse_allreduce(in, out, n, MPI_FLOAT, MPI_SUM, comm.get()), MPI_SUCCESS);
+        ASSERT_TRUE(std::equal(out, out + n, ref.begin())) << "call " << call;
+        ASSERT_TRUE(same_algorithm_everywhere(stats_of(comm.get()).last_algorithm, comm.get())) << "call " << call;
+    }
 }
 
 }  // namespace

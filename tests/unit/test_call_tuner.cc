@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "core/call_tuner.h"
@@ -296,6 +297,19 @@ TEST(CallTuner, ShapesSeparateSizesDensitiesAndVariants) {
     EXPECT_NE(CallTuner::shape_of(d, kSparseOnly), one_percent) << "a call that may not go dense";
     d.output_to_zero = true;
     EXPECT_NE(CallTuner::shape_of(d, kAll), one_percent);
+    // Every combination of the variant's parts is a shape of its own, and none meets another density.
+    std::set<std::uint32_t> shapes;
+    for (int v = 0; v < 8; ++v) {
+        d.output_to_zero = (v & 1) != 0;
+        d.device = (v & 2) != 0;
+        d.in_place = (v & 4) != 0;
+        for (std::uint64_t percent : {1, 10})
+            for (unsigned allowed : {kAll, kSparseOnly}) {
+                d.nonzero_sum = blocks * 4 * percent / 100;
+                shapes.insert(CallTuner::shape_of(d, allowed));
+            }
+    }
+    EXPECT_EQ(shapes.size(), 8u * 2 * 2) << "buffers read in place, or any other variant, share a shape";
 }
 
 }  // namespace

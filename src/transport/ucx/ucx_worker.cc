@@ -427,8 +427,11 @@ std::byte *UcxLinks::shared_buffer(const int *peers, std::size_t n, std::size_t 
 }
 
 bool UcxLinks::shares_in_place(const int *peers, std::size_t n, const void *payload, std::size_t bytes) {
-    return bytes >= kMinByReferenceBytes && shares_with_all(peers, n) &&
-           SharedAllocations::get().find(payload, bytes).has_value();
+    return shares_with_all(peers, n) && in_place_memory(payload, bytes);
+}
+
+bool UcxLinks::in_place_memory(const void *payload, std::size_t bytes) const {
+    return segment_ && bytes >= kMinByReferenceBytes && SharedAllocations::get().find(payload, bytes).has_value();
 }
 
 void UcxLinks::wait() {

@@ -126,6 +126,7 @@ class UcxLinks final : public Transport {
                  Completion &done) override;
     std::byte *shared_buffer(const int *peers, std::size_t n, std::size_t bytes) override;
     bool shares_in_place(const int *peers, std::size_t n, const void *payload, std::size_t bytes) override;
+    bool in_place_memory(const void *payload, std::size_t bytes) const override;
     void trim_shared(const std::byte *buffer, std::size_t used) override {
         if (segment_) segment_->trim(buffer, used);
     }
