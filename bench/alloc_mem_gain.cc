@@ -1,10 +1,10 @@
 // What buffers from MPIX_Sparse_alloc_mem save: MPIX_Sparse_allreduce on heap buffers and on
 // MPIX_Sparse_alloc_mem buffers (the same inputs: random blocks at one density), and the floor (one
-// memcpy of the buffer), alternated call by call. Between two calls it can run what else a program
-// does to caches and TLBs: nothing, a 256 MiB memset on every rank, or an MPI_Allreduce of the buffer
-// (what osu_sparse_allreduce interleaves). Prints the median time of each (the slowest rank's per
-// call) and the medians of the per-iteration ratios; checks that both results are equal.
-// Usage: mpirun -np 4 alloc_mem_gain [density=0.5] [iterations=15] [between=none|sweep|mpi] [MiB=64]
+// copy of the buffer, the faster way: floor_copy.h), alternated call by call. Between two calls it
+// can run what else a program does to caches and TLBs: nothing, a 256 MiB memset on every rank, or
+// an MPI_Allreduce of the buffer (what osu_sparse_allreduce interleaves). Prints the median time of each (the slowest
+// rank's per call) and the medians of the per-iteration ratios; checks that both results are equal. Usage: mpirun -np 4
+// alloc_mem_gain [density=0.5] [iterations=15] [between=none|sweep|mpi] [MiB=64]
 #include <mpi.h>
 #include <mpix_sparse/mpix_sparse.h>
 
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "aligned_buffer.h"
+#include "floor_copy.h"
 #include "median.h"
 
 namespace {
@@ -67,6 +68,8 @@ int main(int argc, char **argv) {
     fill(heap_in, n, density, rank);
     std::memcpy(shared_in, heap_in, n * sizeof(float));
     const auto count = static_cast<MPI_Count>(n);
+    const bench::FloorMethod floor_method =
+        bench::choose_floor_method(floor_out, heap_in, n * sizeof(float), MPI_COMM_WORLD);
     enum { kHeap, kShared, kFloor, kMethods };
     std::vector<double> times[kMethods], shared_over_heap, shared_over_floor, heap_over_floor;
     for (int it = -3; it < iterations; ++it) {  // three untimed rounds first
@@ -83,7 +86,7 @@ int main(int argc, char **argv) {
             else if (m == kShared)
                 MPIX_Sparse_allreduce(shared_in, shared_out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             else
-                std::memcpy(floor_out, heap_in, n * sizeof(float));
+                bench::floor_copy(floor_method, floor_out, heap_in, n * sizeof(float));
             const double mine = MPI_Wtime() - start;
             MPI_Allreduce(&mine, &t[m], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
@@ -101,8 +104,9 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         int ranks = 0;
         MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-        std::printf("# %d ranks, %zu MiB of floats, density %g, %d iterations, between calls: %s (medians)\n", ranks,
-                    n * sizeof(float) >> 20, density, iterations, between.c_str());
+        std::printf(
+            "# %d ranks, %zu MiB of floats, density %g, %d iterations, between calls: %s, floor: %s (medians)\n", ranks,
+            n * sizeof(float) >> 20, density, iterations, between.c_str(), bench::floor_method_name(floor_method));
         std::printf("heap %.1f ms  alloc_mem %.1f ms  floor %.1f ms  heap/floor %.2f  alloc_mem/floor %.2f  "
                     "alloc_mem/heap %.2f  results %s  rank 0 bytes in place %lld\n",
                     bench::median(times[kHeap]) * 1e3, bench::median(times[kShared]) * 1e3,

@@ -1,8 +1,9 @@
 // --variant block: dense buffers in which round(D * nblocks) blocks per rank are non-zero.
-// Timed, interleaved: MPI_Allreduce, MPIX_Sparse_allreduce, and the floor, a memcpy of the send
-// buffer into another buffer of the same size: the least time any allreduce needs to read its input
-// and write its output once.
+// Timed, interleaved: MPI_Allreduce, MPIX_Sparse_allreduce, and the floor, a copy of the send
+// buffer into another buffer of the same size (memcpy or streaming stores, the faster here:
+// floor_copy.h): the least time any allreduce needs to read its input and write its output once.
 #include "aligned_buffer.h"
+#include "floor_copy.h"
 #include "inputs.h"
 #include "row_benchmark.h"
 #include "row_fields.h"
@@ -11,6 +12,7 @@
 #include <mpix_sparse/mpix_sparse.h>
 
 #include <cstring>
+#include <map>
 
 namespace bench {
 
@@ -72,6 +74,7 @@ class BlockVariant final : public RowBenchmark {
                                   "MPIX_Sparse_allreduce, " + label + ", first call", ctx_.base_comm);
         }
 
+        const FloorMethod floor_method = floor_method_for(floor_out, send, data_bytes);
         std::vector<TimedMethod> methods = {
             {"mpi_allreduce",
              [&] {
@@ -83,7 +86,7 @@ class BlockVariant final : public RowBenchmark {
                  check_mpi(MPIX_Sparse_allreduce(send, sparse_out, count, dt, MPI_SUM, ctx_.lib_comm),
                            "MPIX_Sparse_allreduce");
              }},
-            {"floor", [&] { std::memcpy(floor_out, send, data_bytes); }},
+            {"floor", [&] { floor_copy(floor_method, floor_out, send, data_bytes); }},
         };
         if (o.no_mpi) methods.erase(methods.begin());
         const std::size_t sparse_at = o.no_mpi ? 0 : 1, forced_at = methods.size();  // entries in `timed`
@@ -110,6 +113,7 @@ class BlockVariant final : public RowBenchmark {
         add_shape_fields(r, ctx_, bytes, count, density, "block", nblocks, static_cast<std::int64_t>(blocks.size()),
                          union_blocks, zipf);
         add_block_row_fields(r, timed, stats, data_bytes, o.validate, ok, !o.no_mpi);
+        r.set_text("floor_copy", floor_method_name(floor_method));
         if (o.forced) {
             std::size_t best = 0;
             for (std::size_t i = 0; i < kForcedAlgorithms.size(); ++i) {
@@ -123,6 +127,14 @@ class BlockVariant final : public RowBenchmark {
     }
 
   private:
+    // Chosen once per size (collectively: every rank runs the same rows).
+    FloorMethod floor_method_for(void *dst, const void *src, std::size_t bytes) {
+        auto it = floor_methods_.find(bytes);
+        if (it == floor_methods_.end())
+            it = floor_methods_.emplace(bytes, choose_floor_method(dst, src, bytes, ctx_.base_comm)).first;
+        return it->second;
+    }
+
     // Buffers grow to the largest size seen and are reused, so rows do not pay for page faults.
     void reserve(std::size_t bytes) {
         if (send_.size() >= bytes) return;
@@ -133,6 +145,7 @@ class BlockVariant final : public RowBenchmark {
 
     const BenchContext &ctx_;
     AlignedBuffer send_, dense_out_, sparse_out_, floor_out_, forced_out_;
+    std::map<std::size_t, FloorMethod> floor_methods_;
 };
 
 }  // namespace

@@ -90,6 +90,7 @@ void print_header(const BenchContext &ctx, const Table &table) {
     if (o.cuda) std::printf(", Buffers: CUDA device");
     if (o.alloc_mem) std::printf(", Buffers: MPIX_Sparse_alloc_mem");
     if (o.keep_heap) std::printf(", Heap: kept");
+    if (o.variant == Variant::Block) std::printf(", Floor: memcpy or streaming stores, the faster");
     std::printf(", Warm-up: %d, Iterations: %d\n", o.warmup, o.iterations);
     std::printf("%s\n", table.header().c_str());
     std::fflush(stdout);
