@@ -71,9 +71,12 @@ MessagePlan BitmapSource::plan(std::uint64_t from, std::uint64_t limit, std::uin
         const std::size_t run = layout_.run_bytes(p.first, p.span());
         // Read in place, a run costs one read of it, zero blocks included; packed, its data is read,
         // written and read again. So the run wins up to about three times the data, when it does go
-        // by reference (large enough, and 8-byte aligned, or the aggregator copies it).
+        // by reference (large enough, and 8-byte aligned, or the aggregator copies it). Unless the
+        // scan staged its blocks already: the writing is paid for, and the aggregator reads only the
+        // data from there (MPIX_Sparse_alloc_mem buffers at 50%: 5% slower than heap buffers without this).
         const bool by_reference = run >= kMinByReferenceBytes && ranks_ == nullptr && aligned8(address(p.first));
-        if (gaps_in_place && by_reference && run <= kInPlaceRunFactor * packed)
+        const auto staged = [&] { return staging_ != nullptr && staging_->holds(bitmap_, p.first, p.last, p.n); };
+        if (gaps_in_place && by_reference && (run == packed || (run <= kInPlaceRunFactor * packed && !staged())))
             p.dense = true;
         else
             choose_representation(p, run, packed);

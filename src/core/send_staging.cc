@@ -65,18 +65,22 @@ std::uint64_t SendStaging::blocks_to_chunk_end(const BlockBitmap &bitmap, std::u
     return chunk_blocks_ - rank_of(bitmap, first) % chunk_blocks_;
 }
 
-const std::byte *SendStaging::in_place(const BlockBitmap &bitmap, std::uint64_t first, std::uint64_t last,
-                                       std::size_t n, const std::uint32_t *index, std::size_t *bytes) const {
-    if (!active() || n == 0) return nullptr;
+bool SendStaging::holds(const BlockBitmap &bitmap, std::uint64_t first, std::uint64_t last, std::size_t n) const {
+    if (!active() || n == 0) return false;
     // Every word the blocks lie in was staged: their ranks are then consecutive.
     for (std::uint64_t w = first >> 6; w <= last >> 6; ++w)
-        if (word_rank_[w] == kNotStaged) return nullptr;
+        if (word_rank_[w] == kNotStaged) return false;
     const std::uint64_t r0 = rank_of(bitmap, first);
     const std::uint64_t r1 = r0 + n - 1;
-    if (rank_of(bitmap, last) != r1 || r0 / chunk_blocks_ != r1 / chunk_blocks_) return nullptr;
+    if (rank_of(bitmap, last) != r1 || r0 / chunk_blocks_ != r1 / chunk_blocks_) return false;
     // The block numbers go right after the data: into the chunk's room, or over slots no block uses.
-    if ((r1 + 1) % chunk_blocks_ != 0 && r1 + 1 != staged_) return nullptr;
-    std::byte *payload = slot(r0);
+    return (r1 + 1) % chunk_blocks_ == 0 || r1 + 1 == staged_;
+}
+
+const std::byte *SendStaging::in_place(const BlockBitmap &bitmap, std::uint64_t first, std::uint64_t last,
+                                       std::size_t n, const std::uint32_t *index, std::size_t *bytes) const {
+    if (!holds(bitmap, first, last, n)) return nullptr;
+    std::byte *payload = slot(rank_of(bitmap, first));
     const std::size_t data = static_cast<std::size_t>(n - 1) * layout_.block_bytes() + layout_.bytes_of(last);
     *bytes = write_packed_index(payload, data, index, n);
     return payload;

@@ -57,6 +57,8 @@ class SendStaging {
     // here. Const as a view is: it writes into the staged memory, not into this object.
     const std::byte *in_place(const BlockBitmap &bitmap, std::uint64_t first, std::uint64_t last, std::size_t n,
                               const std::uint32_t *index, std::size_t *bytes) const;
+    // Whether in_place() would give such a message (it writes nothing).
+    bool holds(const BlockBitmap &bitmap, std::uint64_t first, std::uint64_t last, std::size_t n) const;
     // At most how many blocks a message from block `first` (with data) may carry to end in its chunk:
     // chunk_blocks when `first` is not staged.
     std::uint64_t blocks_to_chunk_end(const BlockBitmap &bitmap, std::uint64_t first) const;

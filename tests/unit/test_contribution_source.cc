@@ -251,5 +251,39 @@ TEST(ContributionSource, KeptBlocksAreNotStaged) {
     EXPECT_GT(packed_in_kept, 20) << "the kept words' blocks are packed from the input";
 }
 
+// A run with gaps that the aggregator could read in place still goes packed when the scan staged
+// its blocks: their copy is made already, and the aggregator then reads only the data, not the gaps.
+// Blocks the staging does not hold go whole as before.
+TEST(ContributionSource, StagedRunsWithGapsGoFromTheStaging) {
+    const BlockLayout layout{128 * 256, 256, 4};  // 128 blocks of 1 KiB, two words
+    std::vector<float> data(layout.count, 0.0f);
+    for (std::uint64_t k = 0; k < 128; k += 2)  // every other block: half the words' bits
+        data[k * 256 + 7] = 1.0f + static_cast<float>(k);
+    const auto *input = reinterpret_cast<const std::byte *>(data.data());
+    const std::uint64_t chunk = 16;
+    std::vector<std::byte> memory(SendStaging::bytes_needed(layout, chunk));
+    SendStaging staging;
+    staging.begin(memory.data(), layout, chunk, 64, 128);  // the second word is kept: not staged
+    BlockBitmap bitmap;
+    bitmap.reset(128);
+    scan_blocks(input, layout, bitmap, &staging);
+    std::vector<std::uint32_t> index(64);
+
+    const BitmapSource plain(input, layout, bitmap);
+    const MessagePlan whole = plain.plan(0, 128, 16, index.data(), true);
+    EXPECT_TRUE(whole.dense) << "without staging, a run of half its blocks goes whole";
+    EXPECT_FALSE(whole.presence);
+
+    const BitmapSource staged(input, layout, bitmap, nullptr, &staging);
+    const MessagePlan p = staged.plan(0, 128, 16, index.data(), true);
+    EXPECT_FALSE(p.dense) << "staged blocks go packed from the staging";
+    EXPECT_EQ(p.n, 16u);
+    std::size_t bytes = 0;
+    EXPECT_NE(staged.packed_in_place(p, index.data(), &bytes), nullptr);
+    const MessagePlan kept = staged.plan(64, 128, 16, index.data(), true);
+    EXPECT_TRUE(kept.dense) << "blocks the staging does not hold go whole, as without staging";
+    EXPECT_FALSE(kept.presence);
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail
