@@ -2,9 +2,11 @@
 // MPIX_Sparse_alloc_mem buffers (the same inputs: random blocks at one density), and the floor (one
 // copy of the buffer, the faster way: floor_copy.h), alternated call by call. Between two calls it
 // can run what else a program does to caches and TLBs: nothing, a 256 MiB memset on every rank, or
-// an MPI_Allreduce of the buffer (what osu_sparse_allreduce interleaves). Prints the median time of each (the slowest
-// rank's per call) and the medians of the per-iteration ratios; checks that both results are equal. Usage: mpirun -np 4
-// alloc_mem_gain [density=0.5] [iterations=15] [between=none|sweep|mpi] [MiB=64]
+// an MPI_Allreduce of the buffer (what osu_sparse_allreduce interleaves). Prints the median time of
+// each (the slowest rank's per call) and the medians of the per-iteration ratios; checks that both
+// results are equal.
+//
+// Usage: mpirun -np 4 alloc_mem_gain [density=0.5] [iterations=15] [between=none|sweep|mpi] [MiB=64]
 #include <mpi.h>
 #include <mpix_sparse/mpix_sparse.h>
 

@@ -249,7 +249,7 @@ void BlockAllreduce::activate() {
     call.layout = BlockLayout{count_, config.block_elems, static_cast<std::uint32_t>(element_size(*type))};
     call.device = kinds_.any_device();
     auto *output = static_cast<std::byte *>(recvbuf_);
-    if (!call.device && s.size() > 1) {  // what the tuner learns the call's time under
+    if (s.tuning() && !call.device && s.size() > 1) {  // what the tuner learns the call's time under
         const std::size_t bytes = call.layout.total_bytes();
         call.in_place = s.links().in_place_memory(input(), bytes) && s.links().in_place_memory(output, bytes);
     }
