@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/line_streams.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -39,15 +41,9 @@ void fill_zero(std::byte *dst, std::size_t n, bool streaming) {
         if (head != 0) std::memset(dst, 0, head);
         dst += head;
         n -= head;
-        const __m128i zero = _mm_setzero_si128();
-        std::size_t i = 0;
-        for (; i + 64 <= n; i += 64) {
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), zero);
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 16), zero);
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), zero);
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), zero);
-        }
-        if (i < n) std::memset(dst + i, 0, n - i);
+        const std::size_t lines = n & ~std::size_t{63};
+        line_streams().zero(dst, lines);
+        if (lines < n) std::memset(dst + lines, 0, n - lines);
         return;
     }
 #endif
@@ -64,18 +60,9 @@ void copy_bytes(std::byte *dst, const std::byte *src, std::size_t n, bool stream
         dst += head;
         src += head;
         n -= head;
-        std::size_t i = 0;
-        for (; i + 64 <= n; i += 64) {
-            prefetch_ahead(src + i);
-            const auto *s = reinterpret_cast<const __m128i *>(src + i);
-            const __m128i a = _mm_loadu_si128(s), b = _mm_loadu_si128(s + 1);
-            const __m128i c = _mm_loadu_si128(s + 2), d = _mm_loadu_si128(s + 3);
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), a);
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 16), b);
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), c);
-            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), d);
-        }
-        if (i < n) std::memcpy(dst + i, src + i, n - i);
+        const std::size_t lines = n & ~std::size_t{63};
+        line_streams().copy(dst, src, lines);
+        if (lines < n) std::memcpy(dst + lines, src + lines, n - lines);
         return;
     }
 #endif

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "core/line_streams.h"
 #include "core/memory_ops.h"
 
 namespace mpix::sparse::detail {
@@ -90,6 +91,42 @@ TEST(MemoryOps, CopyBytesStreamingMatchesMemcpy) {
                 EXPECT_EQ(line[misalign - 1], std::byte{0xAB}) << "wrote before the start, n=" << n;
             }
         }
+}
+
+// Every width this CPU has (the library uses the widest) writes exactly the lines it is given: the
+// copy's bytes, or zeros, and nothing past them. A width the CPU lacks is skipped, not failed.
+TEST(MemoryOps, EveryLineStreamWidthWritesExactlyItsLines) {
+    int widths = 0;
+    for (StreamWidth width : {StreamWidth::sse2, StreamWidth::avx512}) {
+        const LineStreams *streams = line_streams_of(width);
+        if (streams == nullptr) continue;
+        ++widths;
+        EXPECT_EQ(streams->width, width);
+        for (std::size_t n :
+             {std::size_t{0}, std::size_t{64}, std::size_t{192}, std::size_t{4096}, std::size_t{1} << 20})
+            for (std::size_t src_misalign : {std::size_t{0}, std::size_t{8}, std::size_t{33}}) {
+                std::vector<std::byte> src(n + src_misalign), dst(n + 128, std::byte{0xAB});
+                for (std::size_t i = 0; i < src.size(); ++i)
+                    src[i] = static_cast<std::byte>(i * 13 + 1);
+                std::byte *line = line_aligned(dst.data());
+                const std::size_t tail = static_cast<std::size_t>(dst.data() + dst.size() - (line + n));
+                streams->copy(line, src.data() + src_misalign, n);
+                store_fence();
+                EXPECT_EQ(std::memcmp(line, src.data() + src_misalign, n), 0) << "copy, n=" << n;
+                for (std::size_t i = 0; i < tail; ++i)
+                    ASSERT_EQ(line[n + i], std::byte{0xAB}) << "copy wrote past its lines, n=" << n;
+                streams->zero(line, n);
+                store_fence();
+                for (std::size_t i = 0; i < n; ++i)
+                    ASSERT_EQ(line[i], std::byte{0}) << "zero, n=" << n << " byte " << i;
+                for (std::size_t i = 0; i < tail; ++i)
+                    ASSERT_EQ(line[n + i], std::byte{0xAB}) << "zero wrote past its lines, n=" << n;
+            }
+    }
+#if defined(__SSE2__)
+    EXPECT_GE(widths, 1);
+    EXPECT_NE(line_streams_of(line_streams().width), nullptr);
+#endif
 }
 
 // Streaming zeros: exactly [dst, dst + n), whatever dst's place in a line (streaming stores cover
