@@ -112,7 +112,9 @@ TEST(MemoryOps, EveryLineStreamWidthWritesExactlyItsLines) {
                 const std::size_t tail = static_cast<std::size_t>(dst.data() + dst.size() - (line + n));
                 streams->copy(line, src.data() + src_misalign, n);
                 store_fence();
-                EXPECT_EQ(std::memcmp(line, src.data() + src_misalign, n), 0) << "copy, n=" << n;
+                if (n > 0) {  // (memcmp may not be given an empty vector's null data())
+                    EXPECT_EQ(std::memcmp(line, src.data() + src_misalign, n), 0) << "copy, n=" << n;
+                }
                 for (std::size_t i = 0; i < tail; ++i)
                     ASSERT_EQ(line[n + i], std::byte{0xAB}) << "copy wrote past its lines, n=" << n;
                 streams->zero(line, n);
