@@ -20,7 +20,8 @@ struct LineStreams {
     void (*copy)(std::byte *dst, const std::byte *src, std::size_t n);
 };
 
-// The loops for the widest width this CPU has, chosen once (x86-64 only: elsewhere nothing streams).
+// The loops for the widest width this CPU has and runs at full clock, chosen once (x86-64 only:
+// elsewhere nothing streams).
 const LineStreams &line_streams();
 // The loops of one width, or nullptr where the CPU (or the compiler) lacks it: tests run every width.
 const LineStreams *line_streams_of(StreamWidth width);
