@@ -77,13 +77,12 @@ const LineStreams *line_streams_of(StreamWidth width) {
 #if defined(__SSE2__)  // elsewhere the library does not stream (core/memory_ops.cc)
 const LineStreams &line_streams() {
     static const LineStreams *const chosen = [] {
+#if defined(MPIX_SPARSE_HAVE_AVX512_STREAMS)
         // Skylake and Cascade Lake lower the core's clock while 512-bit instructions run, and glibc
         // avoids them there too; the CPUs with AVX512-VBMI2 (Ice Lake on, AMD's Zen 4 on) do not.
-        const LineStreams *wide = line_streams_of(StreamWidth::avx512);
-#if defined(MPIX_SPARSE_HAVE_AVX512_STREAMS)
-        if (wide != nullptr && __builtin_cpu_supports("avx512vbmi2")) return wide;
+        if (__builtin_cpu_supports("avx512vbmi2"))
+            if (const LineStreams *wide = line_streams_of(StreamWidth::avx512)) return wide;
 #endif
-        (void)wide;
         return line_streams_of(StreamWidth::sse2);
     }();
     return *chosen;

@@ -1,8 +1,9 @@
 // Whole-line streaming loops (non-temporal stores of 64-byte lines), at the widest vector the CPU
-// has. The library is built for the x86-64 baseline (SSE2); where the CPU has AVX-512, one store
-// writes a whole line, as glibc's own memcpy and memset do there. On a Zen 5 guest (both widths
-// alternated in one process, two processes at once, 64 MiB), zero fills took 4-19% less time and
-// copies 0-7% less (docs/performance.md, "A Zen 5 guest, and stores a line wide").
+// runs at full clock. The library is built for the x86-64 baseline (SSE2); where the CPU has
+// AVX-512 (and VBMI2, see line_streams()), one store writes a whole line, as glibc's memcpy and
+// memset do. On a Zen 5 guest (both widths alternated in one process, two processes at once,
+// 64 MiB), zero fills took 4-19% less time and copies 0-7% less (docs/performance.md, "A Zen 5
+// guest, and stores a line wide").
 #pragma once
 
 #include <cstddef>

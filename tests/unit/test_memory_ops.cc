@@ -93,7 +93,7 @@ TEST(MemoryOps, CopyBytesStreamingMatchesMemcpy) {
         }
 }
 
-// Every width this CPU has (the library uses the widest) writes exactly the lines it is given: the
+// Every width this CPU has (the library picks one, line_streams()) writes exactly the lines it is given: the
 // copy's bytes, or zeros, and nothing past them. A width the CPU lacks is skipped, not failed.
 TEST(MemoryOps, EveryLineStreamWidthWritesExactlyItsLines) {
     int widths = 0;
