@@ -57,19 +57,21 @@ void AggregatorRole::restart() {
     // A colocated aggregator reduces straight into a dense output whose zeros are there already (no
     // staging copy; runs go out with their gaps from there).
     in_place_ = own_sink_ != nullptr && own_sink_->zeros_present() && own_sink_->in_place(lo_, 0) != nullptr;
-    // An output the workers read in place (MPIX_Sparse_alloc_mem) is reduced into even when its zeros
-    // are not there: this rank writes its shard's zeros itself, around the union, so that runs go out
-    // with their gaps by reference and no result is copied.
+    // A dense host output of whole blocks is written from the window, still cached, rather than read
+    // back from the result messages, which then go out with streaming stores. One-element blocks keep
+    // the sink's tiled writes. When the workers read that output in place (MPIX_Sparse_alloc_mem),
+    // this rank writes its shard's zeros too, around the union, so that dense runs go out with their
+    // gaps by reference from it and no result is copied. It still reduces in the window, not in the
+    // output: stores into the output would first read each line from memory, where the window's
+    // streaming copy only writes it.
     writes_own_ = false;
+    output_shared_ = false;
     written_to_ = lo_;
     if (!in_place_ && own_sink_ != nullptr && lo_ < hi_) {
         const std::byte *out = own_sink_->overwrite(lo_, hi_ - lo_);
-        in_place_ = out != nullptr && transport_.shares_in_place(remote_workers_.data(), remote_workers_.size(), out,
-                                                                 spec_.layout.run_bytes(lo_, hi_ - lo_));
-        // Otherwise a dense host output of whole blocks is written from the window, still cached,
-        // rather than read back from the result messages, which then go out with streaming stores.
-        // One-element blocks keep the sink's tiled writes.
-        writes_own_ = out != nullptr && (in_place_ || spec_.layout.block_bytes() >= kStreamingBlockBytes);
+        output_shared_ = out != nullptr && transport_.shares_in_place(remote_workers_.data(), remote_workers_.size(),
+                                                                      out, spec_.layout.run_bytes(lo_, hi_ - lo_));
+        writes_own_ = out != nullptr && (output_shared_ || spec_.layout.block_bytes() >= kStreamingBlockBytes);
     }
     // Packed results of a large vector go to memory with streaming stores when this rank's output is
     // not written from them (measured for colocated aggregators only; dedicated ones keep the cache).
@@ -348,11 +350,12 @@ WireHeader AggregatorRole::result_header(std::uint64_t begin, std::uint64_t end)
 }
 
 // Sends union entries [from, to) of the current window as one dense run covering
-// [cover_start_, cover_end). Reducing in place, straight from the output: its gap blocks are zero
-// there already (no rank contributed them; they were zero in place, written before the stream, or
-// written by write_own), and every rank's output is dense (outputs are of one kind on all ranks, and
-// only a dense one is reduced into), so no presence bitmap is needed. Else copied, zeros in the
-// gaps, with a presence bitmap (a sparse output needs the union exactly).
+// [cover_start_, cover_end). Reducing in place, or into an output the workers read in place:
+// straight from the output, whose gap blocks are zero there already (no rank contributed them; they
+// were zero in place, written before the stream, or written by write_own), and every rank's output
+// is dense (outputs are of one kind on all ranks, and only a dense one is reduced into or written by
+// write_own), so no presence bitmap is needed. Else copied, zeros in the gaps, with a presence bitmap
+// (a sparse output needs the union exactly).
 void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                                 std::uint64_t cover_end) {
     const BlockLayout &layout = spec_.layout;
@@ -360,7 +363,7 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::uint64_t first = base + res_.union_[from];
     const std::uint64_t span = base + res_.union_[to - 1] - first + 1;
     const bool gaps = to - from < span;
-    const bool from_output = in_place_;
+    const bool from_output = in_place_ || output_shared_;
     const bool presence = gaps && !from_output;
     auto message = res_.outbound.get();
     message->header = result_header(cover_start_, cover_end);
@@ -374,7 +377,9 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const bool streaming = layout.total_bytes() >= kStreamingFillBytes;
     const std::byte *payload = run;
     if (from_output) {
-        // Straight from the output buffer (which outlives the sends), or from shared memory.
+        // Straight from the output buffer (which outlives the sends; write_own made it final there when
+        // reduced in the window), or from shared memory.
+        if (output_shared_) run = own_sink_->overwrite(first, span);
         payload = res_.shared_copy(transport_, remote_workers_.data(), remote_workers_.size(), run, bytes, streaming,
                                    &counters_.bytes_in_place);
     } else {

@@ -105,10 +105,11 @@ class AggregatorRole {
     std::uint64_t cover_start_ = 0;  // results sent so far cover [lo_, cover_start_)
     std::uint64_t window_blocks_;    // most blocks reduced at once
     WindowReducer reducer_;
-    bool in_place_ = false;  // reducing straight into this rank's dense output
+    bool in_place_ = false;       // reducing straight into this rank's dense output
+    bool output_shared_ = false;  // the workers read this rank's dense output in place (written by write_own)
     // This rank writes its own dense output as it reduces (write_own), not from its result messages:
-    // zeros around the union when reducing in place into an output the workers read in place, else
-    // the union from the cache-resident window too. Blocks [lo_, written_to_) of it are final.
+    // the union from the cache-resident window and the zeros around it. Blocks [lo_, written_to_) of
+    // it are final.
     bool writes_own_ = false;
     std::uint64_t written_to_ = 0;
     // The packed result being filled (union blocks of several windows, sent when full or at the
