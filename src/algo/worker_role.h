@@ -62,10 +62,17 @@ class WorkerRole {
         const std::vector<int> *forward = nullptr;
         // The aggregator reads this rank's dense input where it is (MPIX_Sparse_alloc_mem memory).
         bool gaps_in_place = false;
+        // Slots of shared memory that dense runs of a large vector are copied through (ring_slot).
+        std::byte *ring = nullptr;
+        std::uint64_t ring_next = 0;  // runs copied through the ring so far
+        bool no_ring = false;         // none to be had this call
     };
 
     void fail(ErrorId id, const std::string &what);
     bool send_contributions(Shard &shard);
+    // Where a dense run of `bytes` from the user's buffer goes for the shard's aggregator to read:
+    // the next slot of the shard's ring, or null (too large, or no shared memory).
+    std::byte *ring_slot(Shard &shard, std::size_t bytes);
     [[noreturn]] void exit_after_sends();
     bool poll_fetches();
     // Stores (and forwards) a result whose fetch completed.
