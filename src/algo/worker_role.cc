@@ -120,6 +120,7 @@ bool WorkerRole::send_contributions(Shard &shard) {
                     large && !transport_.shares_in_place(&peer, 1, payload, bytes) ? ring_slot(shard, bytes) : nullptr;
                 if (slot != nullptr) {
                     copy_bytes(slot, payload, bytes, false);
+                    store_fence();  // visible before the reference to it travels
                     payload = slot;
                 } else {
                     payload = res_.shared_copy(transport_, &peer, 1, payload, bytes, large, &counters_.bytes_in_place);
@@ -163,19 +164,20 @@ bool WorkerRole::send_contributions(Shard &shard) {
     return progressed;
 }
 
-// A large vector's dense runs used to be copied into fresh shared memory with streaming stores,
-// which the aggregator then read back from memory. A ring of `window` slots per aggregator stays in
-// the cache instead: it is written with ordinary stores and read from the cache. A slot is reused
-// only once its run is answered: a run is sent only while fewer than `window` runs to that
-// aggregator are unanswered, so the run `window` ring runs before it is answered, and an aggregator
-// answers a range only after it has reduced it (it reads a contribution only while reducing).
-// Two processes passing 16 MiB in 256 KiB runs: 3.7 ms of CPU (copies and additions) through fresh
-// memory, 2.8 through a ring of 8 slots (docs/performance.md).
+// Dense runs of a large vector would go into fresh shared memory with streaming stores, and the
+// aggregator would read them back from memory. A ring of `window` slots per aggregator is rewritten
+// while it is still cached instead: ordinary stores, and the aggregator reads it from the cache. Two
+// processes passing 16 MiB in 256 KiB runs spent 3.7 ms of CPU (copies and additions) through fresh
+// memory, 2.8 through a ring (docs/performance.md). A slot is reused only once the run in it is
+// answered: a run goes out only while fewer than `window` runs to that aggregator are unanswered, so
+// the ring run `window` ring runs earlier is answered by then; and an aggregator answers a range
+// only after it has reduced it, the only time it reads a contribution. A ring too large for the
+// segment's good (a large window or messages) is not used.
 std::byte *WorkerRole::ring_slot(Shard &shard, std::size_t bytes) {
     const std::size_t slot_bytes =
         word_aligned(static_cast<std::size_t>(spec_.max_blocks_per_message()) * spec_.layout.block_bytes());
-    if (bytes > slot_bytes || shard.no_ring) return nullptr;
     const auto slots = static_cast<std::size_t>(spec_.window);
+    if (bytes > slot_bytes || shard.no_ring || slots * slot_bytes > kMaxRingBytes) return nullptr;
     if (shard.ring == nullptr) {
         const int peer = spec_.aggregator_peer[static_cast<std::size_t>(shard.aggregator)];
         shard.ring = transport_.shared_buffer(&peer, 1, slots * slot_bytes);
