@@ -76,11 +76,69 @@ void AggregatorRole::restart() {
     // Packed results of a large vector go to memory with streaming stores when this rank's output is
     // not written from them (measured for colocated aggregators only; dedicated ones keep the cache).
     stream_packed_ = writes_own_ && spec_.layout.total_bytes() >= kStreamingFillBytes;
+    plan_result_ring();
     // Pieces kept per worker are bounded by its credits (window); results in flight likewise.
     const auto window = static_cast<std::size_t>(spec_.window + 1);
     for (Stream &s : streams_)
         s.pieces.reserve(window);
     in_flight_.reserve(4 * window * streams_.size());
+}
+
+// A ring for the results of a large vector, when every worker this rank sends results to publishes
+// its marks where this rank reads them (they share memory), and the marks have room for this
+// aggregator and its slots. (With node multicast, a worker passing a result on copies it before it
+// marks it read: WorkerRole::forward_result.) As many slots as a worker has contributions
+// unanswered: by the time this rank reduces a window, each worker has sent the contribution `window`
+// runs past one whose result used the slot before. Counted at 64 MiB on 4 ranks: every result at
+// 100% density found its slot free, about half at 10-50% (results do not follow contributions one
+// to one there); twice the slots found nearly all free but measured no faster.
+void AggregatorRole::plan_result_ring() {
+    ring_ = nullptr;
+    ring_slots_ = 0;
+    ring_uses_ = 0;
+    ring_last_.fill(0);
+    ring_readers_.clear();
+    const auto slots = static_cast<std::size_t>(spec_.window);
+    if (remote_workers_.empty() || spec_.layout.total_bytes() < kStreamingFillBytes ||
+        static_cast<std::size_t>(spec_.my_aggregator) >= kRingMarkAggregators || slots > kRingMarkSlots)
+        return;
+    const std::uint64_t per_message = spec_.max_blocks_per_message();
+    const std::size_t block_bytes = spec_.layout.block_bytes();
+    const std::size_t dense =
+        word_aligned(static_cast<std::size_t>(per_message) * block_bytes) + presence_bytes(per_message);
+    ring_slot_bytes_ = (std::max(dense, max_packed_bytes(per_message, block_bytes)) + 63) & ~std::size_t{63};
+    if (slots * ring_slot_bytes_ > kMaxRingBytes) return;
+    for (int w : remote_workers_) {
+        const std::uint64_t *marks = transport_.peer_published_words(w);
+        if (marks == nullptr) return;
+        ring_readers_.push_back(marks);
+    }
+    ring_slots_ = slots;
+}
+
+std::byte *AggregatorRole::result_slot(WireHeader &h, std::size_t bytes) {
+    h.ring_slot = h.ring_use = 0;
+    if (ring_slots_ == 0 || bytes > ring_slot_bytes_) return nullptr;
+    const std::size_t slot = ring_uses_ % ring_slots_;
+    if (const std::uint32_t last = ring_last_[slot]; last != 0) {
+        // Not waited for: a slot still read means that result goes through fresh memory.
+        const std::uint64_t read = ring_mark(spec_.seq, last);
+        const std::size_t at = ring_mark_index(static_cast<std::size_t>(spec_.my_aggregator), slot);
+        for (const std::uint64_t *marks : ring_readers_)
+            if (__atomic_load_n(marks + at, __ATOMIC_ACQUIRE) != read) return nullptr;
+    }
+    if (ring_ == nullptr) {
+        ring_ =
+            transport_.shared_buffer(remote_workers_.data(), remote_workers_.size(), ring_slots_ * ring_slot_bytes_);
+        if (ring_ == nullptr) {
+            ring_slots_ = 0;
+            return nullptr;
+        }
+    }
+    ring_last_[slot] = ++ring_uses_;
+    h.ring_slot = static_cast<std::uint32_t>(slot);
+    h.ring_use = ring_uses_;
+    return ring_ + slot * ring_slot_bytes_;
 }
 
 AggregatorRole::~AggregatorRole() {
@@ -374,7 +432,7 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     const std::size_t run_bytes = layout.run_bytes(first, span);
     const std::size_t bitmap_at = word_aligned(run_bytes);
     const std::size_t bytes = presence ? bitmap_at + presence_bytes(span) : run_bytes;
-    const bool streaming = layout.total_bytes() >= kStreamingFillBytes;
+    bool streaming = layout.total_bytes() >= kStreamingFillBytes;
     const std::byte *payload = run;
     if (from_output) {
         // Straight from the output buffer (which outlives the sends; write_own made it final there when
@@ -383,10 +441,14 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
         payload = res_.shared_copy(transport_, remote_workers_.data(), remote_workers_.size(), run, bytes, streaming,
                                    &counters_.bytes_in_place);
     } else {
-        std::byte *dst = result_buffer(*message, bytes);
+        std::byte *dst = result_slot(message->header, bytes);
+        if (dst != nullptr)
+            streaming = false;  // rewritten while cached, and read from there
+        else
+            dst = result_buffer(*message, bytes);
         copy_bytes(dst, run, run_bytes, streaming);
-        // Streaming stores are ordered before the gaps' zeros (the same bytes) and the send.
-        if (streaming) store_fence();
+        // Ordered before the gaps' zeros (the same bytes, after streaming stores) and the send.
+        store_fence();
         if (gaps) {
             std::memset(dst + run_bytes, 0, bitmap_at - run_bytes);
             auto *bits = reinterpret_cast<std::uint32_t *>(dst + bitmap_at);
@@ -415,13 +477,16 @@ void AggregatorRole::append_packed(std::uint64_t block, const std::byte *data) {
         // Block numbers are 32-bit offsets from the message's begin: skip long empty stretches first.
         if (block - cover_start_ > kMaxPackedSpan) send_coverage(block);
         pending_ = res_.outbound.get();
-        pending_data_ = result_buffer(*pending_, max_packed_bytes(per_message, spec_.layout.block_bytes()));
+        const std::size_t room = max_packed_bytes(per_message, spec_.layout.block_bytes());
+        pending_data_ = result_slot(pending_->header, room);
+        pending_in_ring_ = pending_data_ != nullptr;
+        if (!pending_in_ring_) pending_data_ = result_buffer(*pending_, room);
         pending_n_ = 0;
         pending_bytes_ = 0;
         res_.result_index.resize(static_cast<std::size_t>(per_message));
     }
     const std::size_t bytes = spec_.layout.bytes_of(block);
-    copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_);
+    copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_ && !pending_in_ring_);
     res_.result_index[pending_n_++] = static_cast<std::uint32_t>(block - cover_start_);
     pending_bytes_ += bytes;
 }
@@ -466,11 +531,16 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
 void AggregatorRole::flush_pending(std::uint64_t end) {
     if (!pending_) return;
     std::byte *dst = pending_data_;
-    if (stream_packed_) store_fence();  // the blocks' streaming stores before the send
     const std::size_t bytes = write_packed_index(dst, pending_bytes_, res_.result_index.data(), pending_n_);
-    transport_.trim_shared(dst, bytes);
+    store_fence();  // the payload before the send
+    // A ring slot is not trimmed: the ring may be the segment's latest allocation, and trimming it
+    // would hand its other slots out again.
+    if (!pending_in_ring_) transport_.trim_shared(dst, bytes);
+    const std::uint32_t ring_slot = pending_->header.ring_slot, ring_use = pending_->header.ring_use;
     pending_->header = result_header(cover_start_, end);
     pending_->header.nblocks = pending_n_;
+    pending_->header.ring_slot = ring_slot;
+    pending_->header.ring_use = ring_use;
     finish_result(std::move(pending_), dst, bytes, end);
     pending_n_ = 0;
     pending_bytes_ = 0;

@@ -3,6 +3,7 @@
 // (each message says how far its sender's stream reaches), and streams the union back to all workers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "algo/contribution_source.h"
 #include "algo/op_counters.h"
+#include "algo/result_ring.h"
 #include "algo/result_sink.h"
 #include "algo/stream_resources.h"
 #include "algo/stream_spec.h"
@@ -82,6 +84,10 @@ class AggregatorRole {
     void flush_pending(std::uint64_t end);
     // A result payload's memory, shared with every remote worker when possible.
     std::byte *result_buffer(OutboundMessage &message, std::size_t bytes);
+    // The next slot of the result ring for a payload of `bytes`, marked in h (ring_slot, ring_use;
+    // 0 when none): null when there is no ring, the payload is too large, or the slot is still read.
+    std::byte *result_slot(WireHeader &h, std::size_t bytes);
+    void plan_result_ring();
     void finish_result(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes,
                        std::uint64_t cover_end);
     void send_to_workers(std::unique_ptr<OutboundMessage> message, const std::byte *payload, std::size_t bytes);
@@ -117,7 +123,16 @@ class AggregatorRole {
     std::unique_ptr<OutboundMessage> pending_;
     std::byte *pending_data_ = nullptr;  // its payload: in its pooled buffer, or in shared memory
     std::size_t pending_n_ = 0, pending_bytes_ = 0;
-    bool stream_packed_ = false;       // its blocks are copied with streaming stores
+    bool stream_packed_ = false;    // its blocks are copied with streaming stores (not into the ring)
+    bool pending_in_ring_ = false;  // its payload is a result ring slot
+    // The result ring (result_ring.h): ring_slots_ slots of ring_slot_bytes_ in shared memory, taken
+    // at the operation's first result in it; each slot's latest use; the remote workers' published
+    // marks. ring_slots_ 0: no ring this operation.
+    std::byte *ring_ = nullptr;
+    std::size_t ring_slots_ = 0, ring_slot_bytes_ = 0;
+    std::uint32_t ring_uses_ = 0;
+    std::array<std::uint32_t, kRingMarkSlots> ring_last_{};
+    std::vector<const std::uint64_t *> ring_readers_;
     std::vector<int> remote_workers_;  // group ranks of the workers other than this rank
     std::vector<std::unique_ptr<OutboundMessage>> in_flight_;
     OpError error_;

@@ -9,6 +9,7 @@
 #include <new>
 #include <sstream>
 
+#include "algo/result_ring.h"
 #include "core/error.h"
 
 namespace mpix::sparse::detail {
@@ -187,6 +188,16 @@ std::byte *WorkerRole::ring_slot(Shard &shard, std::size_t bytes) {
     return shard.ring + static_cast<std::size_t>(shard.ring_next++ % slots) * slot_bytes;
 }
 
+// Only for an eager payload, read by now: a result in a ring is sent by reference (to workers that
+// all share memory with its aggregator), which arrives eager. Indices outside the marks are ignored:
+// the slot then stays taken, and its aggregator sends through fresh memory.
+void WorkerRole::release_ring_slot(const WireHeader &h) {
+    if (h.ring_use == 0 || h.sender >= kRingMarkAggregators || h.ring_slot >= kRingMarkSlots) return;
+    if (std::uint64_t *marks = transport_.published_words())
+        __atomic_store_n(marks + ring_mark_index(h.sender, h.ring_slot), ring_mark(h.seq, h.ring_use),
+                         __ATOMIC_RELEASE);
+}
+
 // The exit hook leaves once its sends were fetched (at most 2 s): a peer reading a dead process's
 // memory through CMA is aborted by UCX 1.13 (process_vm_readv: No such process), which is UCX's
 // behaviour, not the library's under test (mpi_faults_exit failed 2 runs in 14 that way).
@@ -229,6 +240,7 @@ void WorkerRole::on_result(InboundMessage &&message) {
         const bool sender_writable = message.sender_writable && copy.data() == nullptr;
         store_result(h, payload, message.bytes, copy.data() != nullptr ? PayloadHome::Owned : PayloadHome::Transient,
                      &copy, sender_writable);
+        release_ring_slot(h);
         res_.buffers.release(std::move(copy));
         transport_.release(message);
         return;

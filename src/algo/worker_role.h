@@ -73,7 +73,8 @@ class WorkerRole {
     // Where a dense run of `bytes` from the user's buffer goes for the shard's aggregator to read:
     // the next slot of the shard's ring, or null (too large, or no shared memory).
     std::byte *ring_slot(Shard &shard, std::size_t bytes);
-    static constexpr std::size_t kMaxRingBytes = std::size_t{16} << 20;
+    // Publishes that this rank has read a result from its aggregator's result ring (result_ring.h).
+    void release_ring_slot(const WireHeader &h);
     [[noreturn]] void exit_after_sends();
     bool poll_fetches();
     // Stores (and forwards) a result whose fetch completed.

@@ -305,6 +305,7 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     std::vector<ucp_ep_h> endpoints(static_cast<std::size_t>(size), nullptr);
     std::vector<PeerIdentity> peers(static_cast<std::size_t>(size));
     std::vector<bool> sharing(static_cast<std::size_t>(size), false);
+    std::vector<const std::byte *> peer_headers(static_cast<std::size_t>(size), nullptr);
     std::vector<ucp_ep_h> new_here;  // endpoints to peers of this machine created by this call
     int segments_open = 1;           // this rank could open the segments of every peer of its machine
     // The peers' segments are opened for `context` here; should this fail half way, they go again.
@@ -331,8 +332,12 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
             // A peer of this machine reads this rank's segment; this rank opens the peer's now, so
             // that a missing permission shows here rather than in a call.
             sharing[i] = my_segment.domain != 0 && theirs.domain == my_segment.domain;
-            if (sharing[i] && theirs.fd >= 0 && worker.peer_segments().resolve(theirs, context) == nullptr)
-                segments_open = 0;
+            if (sharing[i] && theirs.fd >= 0) {
+                SegmentRef header = theirs;
+                header.bytes = SharedSegment::kHeaderBytes;
+                peer_headers[i] = worker.peer_segments().resolve(header, context);
+                if (peer_headers[i] == nullptr) segments_open = 0;
+            }
             // Peers on this machine are watched with kill(pid, 0); UCX reports the others' failures
             // (tests force the UCX path with MPIX_SPARSE_TEST_REMOTE_PEERS=1).
             if (remote_peers_for_testing()) peers[i].machine = 0;
@@ -369,7 +374,7 @@ std::unique_ptr<Transport> Library::connect(MPI_Comm comm, std::uint32_t context
     if (!segments_open || my_segment.domain == 0) segment.reset();
     // From here the links own the context's peer segments (they forget them when destroyed).
     auto links = std::make_unique<UcxLinks>(ucx(), context, std::move(endpoints), std::move(peers), std::move(segment),
-                                            std::move(sharing));
+                                            std::move(sharing), std::move(peer_headers));
     opened.keep = true;
     return links;
 }

@@ -53,7 +53,9 @@ std::uint64_t shared_memory_domain() {
 
 std::unique_ptr<SharedSegment> SharedSegment::create(std::size_t max_bytes) {
     if (max_bytes < kSmallest) return nullptr;
-    return map_new(max_bytes, "mpix_sparse");
+    std::unique_ptr<SharedSegment> s = map_new(max_bytes, "mpix_sparse");
+    if (s) s->used_ = s->header_bytes_ = kHeaderBytes;
+    return s;
 }
 
 std::unique_ptr<SharedSegment> SharedSegment::create_whole(std::size_t bytes) {

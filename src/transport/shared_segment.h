@@ -41,12 +41,18 @@ std::uint64_t shared_memory_domain();
 
 class SharedSegment {
   public:
+    // Bytes at the start of a segment from create() that are never handed out: words its owner
+    // publishes to the peers that map it (Transport::published_words).
+    static constexpr std::size_t kHeaderBytes = 4096;
+
     // A segment of at most max_bytes, or null where memfd or mmap are not available.
     static std::unique_ptr<SharedSegment> create(std::size_t max_bytes);
     // A segment of exactly `bytes` (rounded up to pages), all of it handed out: a user allocation
     // (MPIX_Sparse_alloc_mem). Null where segments are not available.
     static std::unique_ptr<SharedSegment> create_whole(std::size_t bytes);
     std::byte *base() const { return base_; }
+    // The kHeaderBytes at base(), or null for a segment from create_whole().
+    std::byte *header() const { return header_bytes_ != 0 ? base_ : nullptr; }
     ~SharedSegment();
     SharedSegment(const SharedSegment &) = delete;
     SharedSegment &operator=(const SharedSegment &) = delete;
@@ -59,7 +65,7 @@ class SharedSegment {
     // Where [p, p + bytes) of this segment is, for a peer (p null: the segment itself).
     SegmentRef ref(const void *p, std::size_t bytes) const;
     // Everything handed out may be overwritten: no peer reads it any more.
-    void recycle() { used_ = 0; }
+    void recycle() { used_ = header_bytes_; }
     // Gives the memory back to the system even while peers still map it (they read zeros then).
     void release_pages();
 
@@ -71,7 +77,8 @@ class SharedSegment {
     std::byte *base_ = nullptr;
     std::size_t size_ = 0;
     std::size_t used_ = 0;
-    std::size_t last_ = 0;  // offset of the most recent allocation
+    std::size_t header_bytes_ = 0;  // the header, never handed out
+    std::size_t last_ = 0;          // offset of the most recent allocation
     std::uint64_t inode_ = 0;
     std::uint64_t domain_ = 0;
     // The creator's pid, kept: ref() is called once per message sent by reference, and getpid() is a

@@ -23,6 +23,8 @@ struct Completion {
 
 class Transport;
 
+inline constexpr std::size_t kPublishedWords = 512;  // 4 KiB
+
 // A message as it arrived. Its payload is either here (`data`, valid until released) or still at
 // the sender (rendezvous: fetch() it into a buffer of `bytes` bytes).
 // Ownership of the payload (handle, storage) moves with the message: a moved-from message holds none,
@@ -92,6 +94,11 @@ class Transport {
     // True when [payload, payload + bytes) is such memory, whichever peers would read it (the kind
     // of a call's buffers, for what the call's time is learned under).
     virtual bool in_place_memory(const void * /*payload*/, std::size_t /*bytes*/) const { return false; }
+    // Words this rank publishes to the peers it shares memory with (kPublishedWords of them, in that
+    // memory, kept across operations), or null; and those of `peer` as mapped here, read-only, or null.
+    // Accessed with atomic loads and stores only (algo/result_ring.h says what they hold).
+    virtual std::uint64_t *published_words() { return nullptr; }
+    virtual const std::uint64_t *peer_published_words(int /*peer*/) { return nullptr; }
     // The last shared_buffer() used only `used` bytes (any other pointer: nothing happens).
     virtual void trim_shared(const std::byte * /*buffer*/, std::size_t /*used*/) {}
     // Every peer has read all that this rank sent so far (an operation's closing barrier says so):

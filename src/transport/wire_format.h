@@ -51,8 +51,13 @@ struct WireHeader {
     std::uint64_t end = 0;
     std::uint64_t first = 0;    // dense run: first block carried
     std::uint64_t nblocks = 0;  // blocks carried
+    // A result whose payload lies in slot `ring_slot` of its aggregator's result ring, as that slot's
+    // use `ring_use` of the operation (1-based; 0: not in a ring). The worker publishes that it has
+    // read it (algo/result_ring.h), so the slot can be rewritten.
+    std::uint32_t ring_slot = 0;
+    std::uint32_t ring_use = 0;
 };
-static_assert(sizeof(WireHeader) == 88, "WireHeader layout is part of the wire protocol");
+static_assert(sizeof(WireHeader) == 96, "WireHeader layout is part of the wire protocol");
 
 // Packed block numbers are uint32 offsets from a message's begin: a packed message spans at most this
 // many blocks.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the fuzz target's seed corpus (tests/fuzz/corpus/): well-formed messages of every kind and
-shape, which the fuzzer mutates. Input layout: 8 bytes of receiver parameters, a 88-byte WireHeader
+shape, which the fuzzer mutates. Input layout: 8 bytes of receiver parameters, a 96-byte WireHeader
 (transport/wire_format.h), then the payload. Run from anywhere; rewrites the corpus."""
 import os
 import struct
@@ -19,11 +19,12 @@ def receiver(count, block, elem_type=0, op=0, records=False, ranks=1, rewritten=
                   (1 if records else 0) | ((ranks - 1) << 1) | (8 if rewritten else 0)])
 
 
-def header(kind, count, block, begin, end, nblocks, flags=0, first=0, shard_lo=0, shard_hi=None, elem_type=0, op=0):
+def header(kind, count, block, begin, end, nblocks, flags=0, first=0, shard_lo=0, shard_hi=None, elem_type=0, op=0,
+           ring_slot=0, ring_use=0):
     blocks = (count + block - 1) // block
     shard_hi = blocks if shard_hi is None else shard_hi
-    return struct.pack("<IBBBBIIIIQQQQQQQQ", MAGIC, kind, flags, elem_type, op, 7, 1, block, 4, 0, count, shard_lo,
-                       shard_hi, begin, end, first, nblocks)
+    return struct.pack("<IBBBBIIIIQQQQQQQQII", MAGIC, kind, flags, elem_type, op, 7, 1, block, 4, 0, count, shard_lo,
+                       shard_hi, begin, end, first, nblocks, ring_slot, ring_use)
 
 
 def floats(n, start=1.0):
@@ -40,6 +41,8 @@ def seeds():
         floats(30) + struct.pack("<3I", 3, 7, 50)
     # Dense run [20, 24) of [10, 40).
     yield "dense", r + header(RESULT, count, block, 10, 40, 4, DENSE, 20) + floats(40)
+    # ... from slot 3 of its aggregator's result ring, that slot's second use.
+    yield "ring", r + header(RESULT, count, block, 10, 40, 4, DENSE, 20, ring_slot=3, ring_use=2) + floats(40)
     # Dense run [20, 26) with a presence bitmap (blocks 20, 21, 25).
     yield "presence", r + header(RESULT, count, block, 10, 40, 6, DENSE | PRESENCE, 20) + floats(60) + \
         struct.pack("<I", 0b100011)

@@ -1,5 +1,5 @@
 // Fuzz target: everything a receiver does with bytes from a peer. The input is
-//   [8 bytes: the receiver's own parameters][88 bytes: a WireHeader][payload]
+//   [8 bytes: the receiver's own parameters][96 bytes: a WireHeader][payload]
 // The receiver's vector (count, block size, element type and op) comes from the first bytes, so
 // the fuzzer explores messages that disagree with it. The header goes through check_header and the
 // payload through check_payload, as the roles do; an accepted message is then walked by the message

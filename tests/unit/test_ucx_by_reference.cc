@@ -62,7 +62,7 @@ TEST_F(TwoWorkers, OnePayloadToTwoPeersIsStoredOnceAndReadInPlace) {
     SharedSegment *seg = segment.get();
     // Group ranks 1 and 2 are both the receiver worker; rank 0 (this one) has no endpoint.
     UcxLinks links(*sender_, 42, {nullptr, ep_, ep_}, std::vector<PeerIdentity>(3), std::move(segment),
-                   {false, true, true});
+                   {false, true, true}, std::vector<const std::byte *>(3));
     std::vector<std::byte> payload(100000);
     for (std::size_t i = 0; i < payload.size(); ++i)
         payload[i] = static_cast<std::byte>(i * 13);
@@ -92,9 +92,42 @@ TEST_F(TwoWorkers, OnePayloadToTwoPeersIsStoredOnceAndReadInPlace) {
     EXPECT_EQ(got_.messages[2].data[19999], std::byte{0x3c});
 }
 
+// The words a rank publishes lie in its segment's header, which peers map with the segment and
+// which is never handed out as payload memory; a peer's are there only for peers sharing memory.
+TEST_F(TwoWorkers, PublishedWordsAreTheSegmentHeaderAsPeersMapIt) {
+    auto segment = SharedSegment::create(std::size_t{2} << 20);
+    ASSERT_TRUE(segment);
+    PeerSegments peer;
+    peer.open_context(9);
+    SegmentRef header = segment->ref(nullptr, 0);
+    header.bytes = SharedSegment::kHeaderBytes;
+    const std::byte *mapped = peer.resolve(header, 9);
+    ASSERT_NE(mapped, nullptr);
+    UcxLinks links(*sender_, 43, {nullptr, ep_, ep_}, std::vector<PeerIdentity>(3), std::move(segment),
+                   {false, false, true}, {nullptr, mapped, mapped});
+    std::uint64_t *mine = links.published_words();
+    ASSERT_NE(mine, nullptr);
+    __atomic_store_n(mine + kPublishedWords - 1, std::uint64_t{0x1234567890abcdef}, __ATOMIC_RELEASE);
+    const int sharing = 2, not_sharing = 1;
+    const std::uint64_t *theirs = links.peer_published_words(sharing);
+    ASSERT_NE(theirs, nullptr);
+    EXPECT_EQ(__atomic_load_n(theirs + kPublishedWords - 1, __ATOMIC_ACQUIRE), std::uint64_t{0x1234567890abcdef});
+    EXPECT_EQ(links.peer_published_words(not_sharing), nullptr);
+    // Payload memory starts after the header, also once recycled.
+    for (int round = 0; round < 2; ++round) {
+        std::byte *p = links.shared_buffer(&sharing, 1, 64);
+        ASSERT_NE(p, nullptr);
+        EXPECT_GE(p, reinterpret_cast<std::byte *>(mine) + SharedSegment::kHeaderBytes);
+        std::memset(p, 0xff, 64);
+        links.recycle_shared();
+    }
+    EXPECT_EQ(__atomic_load_n(theirs + kPublishedWords - 1, __ATOMIC_ACQUIRE), std::uint64_t{0x1234567890abcdef});
+}
+
 TEST_F(TwoWorkers, SmallPayloadsAndPeersWithoutSharingGoThroughUcx) {
     UcxLinks links(*sender_, 42, {nullptr, ep_, ep_}, std::vector<PeerIdentity>(3),
-                   SharedSegment::create(std::size_t{8} << 20), {false, false, true});
+                   SharedSegment::create(std::size_t{8} << 20), {false, false, true},
+                   std::vector<const std::byte *>(3));
     const int not_sharing = 1, sharing = 2;
     EXPECT_EQ(links.shared_buffer(&not_sharing, 1, 64), nullptr);
     EXPECT_NE(links.shared_buffer(&sharing, 1, 64), nullptr);

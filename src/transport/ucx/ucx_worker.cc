@@ -415,6 +415,18 @@ void UcxLinks::send_to(const int *peers, std::size_t n, const WireHeader &header
     }
 }
 
+static_assert(kPublishedWords * sizeof(std::uint64_t) <= SharedSegment::kHeaderBytes,
+              "published words live in the segment's header");
+
+std::uint64_t *UcxLinks::published_words() {
+    return segment_ ? reinterpret_cast<std::uint64_t *>(segment_->header()) : nullptr;
+}
+
+const std::uint64_t *UcxLinks::peer_published_words(int peer) {
+    if (!shares_with(peer)) return nullptr;
+    return reinterpret_cast<const std::uint64_t *>(peer_headers_[static_cast<std::size_t>(peer)]);
+}
+
 bool UcxLinks::shares_with_all(const int *peers, std::size_t n) const {
     if (!segment_ || n == 0) return false;
     for (std::size_t i = 0; i < n; ++i)

@@ -114,9 +114,11 @@ class UcxWorker {
 class UcxLinks final : public Transport {
   public:
     UcxLinks(UcxWorker &worker, std::uint32_t context, std::vector<ucp_ep_h> endpoints, std::vector<PeerIdentity> peers,
-             std::unique_ptr<SharedSegment> segment, std::vector<bool> sharing)
+             std::unique_ptr<SharedSegment> segment, std::vector<bool> sharing,
+             std::vector<const std::byte *> peer_headers)
         : worker_(worker), context_(context), endpoints_(std::move(endpoints)), peers_(std::move(peers)),
-          self_(local_identity()), segment_(std::move(segment)), sharing_(std::move(sharing)) {}
+          self_(local_identity()), segment_(std::move(segment)), sharing_(std::move(sharing)),
+          peer_headers_(std::move(peer_headers)) {}
     ~UcxLinks() override;
     UcxLinks(const UcxLinks &) = delete;
     UcxLinks &operator=(const UcxLinks &) = delete;
@@ -127,6 +129,8 @@ class UcxLinks final : public Transport {
     std::byte *shared_buffer(const int *peers, std::size_t n, std::size_t bytes) override;
     bool shares_in_place(const int *peers, std::size_t n, const void *payload, std::size_t bytes) override;
     bool in_place_memory(const void *payload, std::size_t bytes) const override;
+    std::uint64_t *published_words() override;
+    const std::uint64_t *peer_published_words(int peer) override;
     void trim_shared(const std::byte *buffer, std::size_t used) override {
         if (segment_) segment_->trim(buffer, used);
     }
@@ -157,6 +161,8 @@ class UcxLinks final : public Transport {
     PeerIdentity self_;
     std::unique_ptr<SharedSegment> segment_;  // null: nothing is sent by reference
     std::vector<bool> sharing_;               // by group rank: a peer that maps this rank's segment
+    // By group rank: the header of a sharing peer's segment as mapped here (while the links live).
+    std::vector<const std::byte *> peer_headers_;
     // By-reference messages, reused once UCX completed every send of one.
     std::vector<std::unique_ptr<ReferenceMessage>> references_;
 };
