@@ -478,15 +478,14 @@ void AggregatorRole::append_packed(std::uint64_t block, const std::byte *data) {
         if (block - cover_start_ > kMaxPackedSpan) send_coverage(block);
         pending_ = res_.outbound.get();
         const std::size_t room = max_packed_bytes(per_message, spec_.layout.block_bytes());
-        pending_data_ = result_slot(pending_->header, room);
-        pending_in_ring_ = pending_data_ != nullptr;
-        if (!pending_in_ring_) pending_data_ = result_buffer(*pending_, room);
+        pending_data_ = result_slot(pending_->header, room);  // marks the header when in the ring
+        if (pending_data_ == nullptr) pending_data_ = result_buffer(*pending_, room);
         pending_n_ = 0;
         pending_bytes_ = 0;
         res_.result_index.resize(static_cast<std::size_t>(per_message));
     }
     const std::size_t bytes = spec_.layout.bytes_of(block);
-    copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_ && !pending_in_ring_);
+    copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_ && pending_->header.ring_use == 0);
     res_.result_index[pending_n_++] = static_cast<std::uint32_t>(block - cover_start_);
     pending_bytes_ += bytes;
 }
@@ -535,7 +534,7 @@ void AggregatorRole::flush_pending(std::uint64_t end) {
     store_fence();  // the payload before the send
     // A ring slot is not trimmed: the ring may be the segment's latest allocation, and trimming it
     // would hand its other slots out again.
-    if (!pending_in_ring_) transport_.trim_shared(dst, bytes);
+    if (pending_->header.ring_use == 0) transport_.trim_shared(dst, bytes);
     const std::uint32_t ring_slot = pending_->header.ring_slot, ring_use = pending_->header.ring_use;
     pending_->header = result_header(cover_start_, end);
     pending_->header.nblocks = pending_n_;

@@ -123,8 +123,8 @@ class AggregatorRole {
     std::unique_ptr<OutboundMessage> pending_;
     std::byte *pending_data_ = nullptr;  // its payload: in its pooled buffer, or in shared memory
     std::size_t pending_n_ = 0, pending_bytes_ = 0;
-    bool stream_packed_ = false;    // its blocks are copied with streaming stores (not into the ring)
-    bool pending_in_ring_ = false;  // its payload is a result ring slot
+    // Its blocks are copied with streaming stores (not into a result ring slot: header.ring_use).
+    bool stream_packed_ = false;
     // The result ring (result_ring.h): ring_slots_ slots of ring_slot_bytes_ in shared memory, taken
     // at the operation's first result in it; each slot's latest use; the remote workers' published
     // marks. ring_slots_ 0: no ring this operation.

@@ -167,9 +167,10 @@ TEST(AllreduceCases, OnePercentDensitySendsASmallFractionOfTheBuffer) {
 }
 
 // Vectors too large to stay cached take the streaming paths: the output's zeros and results are
-// written once by the sink, payloads go into shared memory with streaming stores, and gap-free runs
-// through each worker's ring of slots (1.5 MiB shards of 256 KiB runs on 4 ranks: slots are reused;
-// reusing them one run too early fails here, on 2 and 4 ranks). The aggregator at
+// written once by the sink, payloads go into shared memory with streaming stores, gap-free runs
+// through each worker's ring of slots and results through each aggregator's (1.5 MiB shards of
+// 256 KiB runs on 4 ranks: slots are reused; reusing them too early fails here, on 2 and 4 ranks:
+// one run early for contributions, without the workers' marks for results). The aggregator at
 // every density (1% mostly packed, 30-50% dense runs with gaps, 100% gap-free runs) and the
 // allgather at 1% and 30%, out of place into an output full of garbage (nothing may be left
 // unwritten) and in place, against MPI_Allreduce. (A regression guard: the scan's zero fill passed
