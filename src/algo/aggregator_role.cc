@@ -355,9 +355,14 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         } else if (spec_.layout.block_elems == 1) {
             append_packed_elements(base, acc, from, to);
         } else {
-            for (std::size_t i = from; i < to; ++i) {
+            // A run of adjacent union blocks is one copy: they are adjacent in the window and packed.
+            for (std::size_t i = from; i < to;) {
+                std::size_t j = i + 1;
+                while (j < to && res_.union_[j] == res_.union_[j - 1] + 1)
+                    ++j;
                 const std::uint64_t block = base + res_.union_[i];
-                append_packed(block, acc + (block - base) * block_bytes);
+                append_packed(block, j - i, acc + (block - base) * block_bytes);
+                i = j;
             }
         }
     }
@@ -469,25 +474,38 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
     finish_result(std::move(message), payload, bytes, cover_end);
 }
 
-// Adds one union block to the packed result being filled, sending it first when it is full.
-void AggregatorRole::append_packed(std::uint64_t block, const std::byte *data) {
+// Adds a run of `count` adjacent union blocks to the packed result being filled, sending it first
+// when it is full (and again as often as the run fills it).
+void AggregatorRole::append_packed(std::uint64_t block, std::size_t count, const std::byte *data) {
     const std::uint64_t per_message = spec_.max_blocks_per_message();
-    if (pending_ && (pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan)) flush_pending(block);
-    if (!pending_) {
-        // Block numbers are 32-bit offsets from the message's begin: skip long empty stretches first.
-        if (block - cover_start_ > kMaxPackedSpan) send_coverage(block);
-        pending_ = res_.outbound.get();
-        const std::size_t room = max_packed_bytes(per_message, spec_.layout.block_bytes());
-        pending_data_ = result_slot(pending_->header, room);  // marks the header when in the ring
-        if (pending_data_ == nullptr) pending_data_ = result_buffer(*pending_, room);
-        pending_n_ = 0;
-        pending_bytes_ = 0;
-        res_.result_index.resize(static_cast<std::size_t>(per_message));
+    while (count > 0) {
+        if (pending_ && (pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan)) flush_pending(block);
+        if (!pending_) {
+            // Block numbers are 32-bit offsets from the message's begin: skip long empty stretches first.
+            if (block - cover_start_ > kMaxPackedSpan) send_coverage(block);
+            pending_ = res_.outbound.get();
+            const std::size_t room = max_packed_bytes(per_message, spec_.layout.block_bytes());
+            pending_data_ = result_slot(pending_->header, room);  // marks the header when in the ring
+            if (pending_data_ == nullptr) pending_data_ = result_buffer(*pending_, room);
+            pending_n_ = 0;
+            pending_bytes_ = 0;
+            res_.result_index.resize(static_cast<std::size_t>(per_message));
+        }
+        // As much of the run as the message has room for, within the 32-bit offsets from its begin.
+        const std::uint64_t offset = block - cover_start_;
+        const auto take = static_cast<std::size_t>(
+            std::min<std::uint64_t>({count, per_message - pending_n_, kMaxPackedSpan - offset + 1}));
+        const std::size_t bytes = spec_.layout.run_bytes(block, take);
+        copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_ && pending_->header.ring_use == 0);
+        std::uint32_t *index = res_.result_index.data() + pending_n_;
+        for (std::size_t k = 0; k < take; ++k)
+            index[k] = static_cast<std::uint32_t>(offset + k);
+        pending_n_ += take;
+        pending_bytes_ += bytes;
+        block += take;
+        data += bytes;
+        count -= take;
     }
-    const std::size_t bytes = spec_.layout.bytes_of(block);
-    copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_ && pending_->header.ring_use == 0);
-    res_.result_index[pending_n_++] = static_cast<std::uint32_t>(block - cover_start_);
-    pending_bytes_ += bytes;
 }
 
 // append_packed for one-element blocks, a run of union entries at a time (no per-element calls).
@@ -498,7 +516,7 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
     while (from < to) {
         const std::uint64_t block = base + res_.union_[from];
         if (!pending_ || pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan) {
-            append_packed(block, acc + (block - base) * elem);  // starts (or restarts) the message
+            append_packed(block, 1, acc + (block - base) * elem);  // starts (or restarts) the message
             ++from;
             continue;
         }

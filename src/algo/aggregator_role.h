@@ -79,7 +79,7 @@ class AggregatorRole {
     void reduce_window(std::uint64_t base, std::uint64_t end);
     void emit_dense(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to,
                     std::uint64_t cover_end);
-    void append_packed(std::uint64_t block, const std::byte *data);
+    void append_packed(std::uint64_t block, std::size_t count, const std::byte *data);
     void append_packed_elements(std::uint64_t base, const std::byte *acc, std::size_t from, std::size_t to);
     void flush_pending(std::uint64_t end);
     // A result payload's memory, shared with every remote worker when possible.

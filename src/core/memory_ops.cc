@@ -189,12 +189,17 @@ void write_covered(std::byte *dst, std::size_t begin, std::size_t end, const std
     if (block_bytes == 8 && whole_aligned_blocks)
         return write_covered_elements<8>(dst, begin, end, src, index, n, streaming);
     std::size_t at = begin;
-    for (std::size_t i = 0; i < n; ++i) {
+    // A run of adjacent blocks is one copy (they are adjacent in the packed data as well).
+    for (std::size_t i = 0; i < n;) {
+        std::size_t j = i + 1;
+        while (j < n && index[j] == index[j - 1] + 1)
+            ++j;
         const std::size_t offset = begin + std::size_t{index[i]} * block_bytes;
         write_zero_stretch(dst + at, offset - at, streaming);
-        const std::size_t bytes = std::min(block_bytes, end - offset);
+        const std::size_t bytes = std::min((j - i) * block_bytes, end - offset);
         copy_bytes(dst + offset, src + i * block_bytes, bytes, streaming && bytes >= kStreamingBlockBytes);
         at = offset + bytes;
+        i = j;
     }
     write_zero_stretch(dst + at, end - at, streaming);
 }

@@ -267,6 +267,24 @@ TEST(StreamingProtocol, SmallFixedCases) {
     }
 }
 
+// An aggregator that reduces several windows in one step packs their results into one message until
+// it is full, so a run of adjacent union blocks can straddle two messages and must be cut there: 256
+// KiB messages with two credits put two 256 KiB windows ahead of it, and at 50% density the union of
+// two workers (75%) goes packed, in runs of a few blocks.
+TEST(StreamingProtocol, PackedRunsAreCutWhereAResultMessageFills) {
+    Scenario sc;
+    sc.workers = 2;
+    sc.aggregators = 1;
+    sc.count = 1 << 20;
+    sc.density = 0.5;
+    sc.message_bytes = 256 << 10;
+    sc.eager_limit = 1 << 20;
+    for (int window : {2, 4}) {
+        sc.window = window;
+        run_scenario(sc);
+    }
+}
+
 // Node multicast: one dedicated aggregator on node 0 with workers 0 and 1, workers 2 and 3 on node 1.
 // The aggregator sends each result to three workers instead of four, and the node-1 worker that
 // receives them passes each on once; every output is still exact (run_scenario checks).
