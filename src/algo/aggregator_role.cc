@@ -357,9 +357,7 @@ void AggregatorRole::reduce_window(std::uint64_t base, std::uint64_t end) {
         } else {
             // A run of adjacent union blocks is one copy: they are adjacent in the window and packed.
             for (std::size_t i = from; i < to;) {
-                std::size_t j = i + 1;
-                while (j < to && res_.union_[j] == res_.union_[j - 1] + 1)
-                    ++j;
+                const std::size_t j = adjacent_run_end(res_.union_.data(), i, to);
                 const std::uint64_t block = base + res_.union_[i];
                 append_packed(block, j - i, acc + (block - base) * block_bytes);
                 i = j;
@@ -377,9 +375,7 @@ void AggregatorRole::write_own(std::uint64_t base, std::uint64_t end, std::size_
     };
     std::uint64_t at = written_to_;
     for (std::size_t i = 0; i < u;) {
-        std::size_t j = i + 1;  // union entries [i, j) are adjacent blocks: one run
-        while (j < u && res_.union_[j] == res_.union_[j - 1] + 1)
-            ++j;
+        const std::size_t j = adjacent_run_end(res_.union_.data(), i, u);  // union entries [i, j): one run
         const std::uint64_t first = base + res_.union_[i];
         zero(at, first);
         if (window != nullptr)

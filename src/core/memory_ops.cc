@@ -118,16 +118,15 @@ void scatter_blocks(std::byte *dst, const std::byte *src, const std::uint32_t *i
     if (n == 0) return;
     if (block_bytes == 4 && last_bytes == 4) return scatter_elements<4>(dst, src, index, n, first_block);
     if (block_bytes == 8 && last_bytes == 8) return scatter_elements<8>(dst, src, index, n, first_block);
-    if (streaming && block_bytes >= kStreamingBlockBytes) {
-        // Whole blocks go to memory without each output line being read first.
-        for (std::size_t i = 0; i < n; ++i)
-            copy_bytes(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes,
-                       i + 1 < n ? block_bytes : last_bytes, true);
-        return;
+    // Whole blocks go to memory without each output line being read first when streaming; a run of
+    // adjacent blocks is one copy (they are adjacent in the packed data as well).
+    streaming = streaming && block_bytes >= kStreamingBlockBytes;
+    for (std::size_t i = 0; i < n;) {
+        const std::size_t j = adjacent_run_end(index, i, n);
+        const std::size_t bytes = (j - i - 1) * block_bytes + (j < n ? block_bytes : last_bytes);
+        copy_bytes(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes, bytes, streaming);
+        i = j;
     }
-    for (std::size_t i = 0; i + 1 < n; ++i)
-        copy_block(dst + (first_block + index[i]) * block_bytes, src + i * block_bytes, block_bytes);
-    copy_block(dst + (first_block + index[n - 1]) * block_bytes, src + (n - 1) * block_bytes, last_bytes);
 }
 
 namespace {
@@ -191,9 +190,7 @@ void write_covered(std::byte *dst, std::size_t begin, std::size_t end, const std
     std::size_t at = begin;
     // A run of adjacent blocks is one copy (they are adjacent in the packed data as well).
     for (std::size_t i = 0; i < n;) {
-        std::size_t j = i + 1;
-        while (j < n && index[j] == index[j - 1] + 1)
-            ++j;
+        const std::size_t j = adjacent_run_end(index, i, n);
         const std::size_t offset = begin + std::size_t{index[i]} * block_bytes;
         write_zero_stretch(dst + at, offset - at, streaming);
         const std::size_t bytes = std::min((j - i) * block_bytes, end - offset);

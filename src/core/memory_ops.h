@@ -26,6 +26,15 @@ inline void prefetch_ahead(const void *p, std::size_t ahead = kPrefetchAhead) {
     __builtin_prefetch(reinterpret_cast<const void *>(reinterpret_cast<std::uintptr_t>(p) + ahead));
 }
 
+// One past the last entry of the run of adjacent block numbers that starts at index[i] (ascending
+// numbers, n of them): such a run is one copy wherever blocks are packed back to back.
+inline std::size_t adjacent_run_end(const std::uint32_t *index, std::size_t i, std::size_t n) {
+    std::size_t j = i + 1;
+    while (j < n && index[j] == index[j - 1] + 1)
+        ++j;
+    return j;
+}
+
 // Writes n zero bytes at dst. With streaming = true, uses non-temporal stores where the CPU has them;
 // call store_fence() before another process may read the memory.
 void fill_zero(std::byte *dst, std::size_t n, bool streaming);

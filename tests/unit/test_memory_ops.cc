@@ -149,22 +149,26 @@ TEST(MemoryOps, FillZeroStreamingWritesExactlyItsRange) {
         }
 }
 
-// Streaming stores write exactly what ordinary ones do: listed blocks (a short final one cut to its
-// length), nothing between or after them.
+// Either store kind writes exactly the listed blocks (a short final one cut to its length), nothing
+// between or after them, whether the final block ends a run of adjacent ones or stands alone.
 TEST(MemoryOps, StreamingScatterMatchesOrdinaryScatter) {
-    for (std::size_t block : {std::size_t{4}, std::size_t{100}, std::size_t{256}, std::size_t{1024}}) {
-        const std::uint32_t index[] = {0, 3, 4, 9};
-        const std::size_t last = block > 8 ? block / 2 + 1 : block;
-        std::vector<std::byte> src(4 * block);
-        for (std::size_t i = 0; i < src.size(); ++i)
-            src[i] = static_cast<std::byte>(i * 13 + 1);
-        std::vector<std::byte> plain(12 * block, std::byte{0x5c}), streamed(plain);
-        scatter_blocks(plain.data(), src.data(), index, 4, 1, block, last, false);
-        scatter_blocks(streamed.data(), src.data(), index, 4, 1, block, last, true);
-        store_fence();
-        EXPECT_EQ(plain, streamed) << "block " << block;
-        EXPECT_EQ(streamed[(1 + 9) * block + last], std::byte{0x5c}) << "wrote past the cut final block";
-    }
+    const std::vector<std::vector<std::uint32_t>> lists = {{0, 3, 4, 9}, {0, 3, 4, 9, 10}, {2, 3, 4, 5}};
+    for (std::size_t block : {std::size_t{4}, std::size_t{100}, std::size_t{256}, std::size_t{1024}})
+        for (const auto &index : lists) {
+            const std::size_t n = index.size(), last = block > 8 ? block / 2 + 1 : block;
+            std::vector<std::byte> src(n * block);
+            for (std::size_t i = 0; i < src.size(); ++i)
+                src[i] = static_cast<std::byte>(i * 13 + 1);
+            std::vector<std::byte> want(13 * block, std::byte{0x5c});
+            for (std::size_t i = 0; i < n; ++i)
+                std::memcpy(want.data() + (1 + index[i]) * block, src.data() + i * block, i + 1 < n ? block : last);
+            std::vector<std::byte> plain(want.size(), std::byte{0x5c}), streamed(plain);
+            scatter_blocks(plain.data(), src.data(), index.data(), n, 1, block, last, false);
+            scatter_blocks(streamed.data(), src.data(), index.data(), n, 1, block, last, true);
+            store_fence();
+            EXPECT_EQ(plain, want) << "block " << block << ", " << n << " blocks";
+            EXPECT_EQ(streamed, want) << "block " << block << ", " << n << " blocks";
+        }
 }
 
 // Gathering is exact whichever stores it uses and wherever the packed buffer starts: the listed
