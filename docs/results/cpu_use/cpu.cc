@@ -1,6 +1,7 @@
 // Kept as the record of a probe (docs/performance.md, "Where a call's CPU goes"); not built by CMake.
 // Build: mpicxx -O2 -std=c++17 -I include FILE -L build -Wl,-rpath,build -lmpix_sparse
-// CPU use of a loop of MPIX_Sparse_allreduce (or MPI_Allreduce with MODE=mpi): the ranks' user+system
+// CPU use of a loop of MPIX_Sparse_allreduce (or MPI_Allreduce with MODE=mpi; MODE=inplace: MPI_IN_PLACE,
+// the input copied into the output before each call, that copy timed too): the ranks' user+system
 // time over the loop against wall x cores, and voluntary context switches per call.
 #include <mpi.h>
 #include <mpix_sparse/mpix_sparse.h>
@@ -15,7 +16,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0; MPI_Comm_rank(MPI_COMM_WORLD, &rank); MPI_Comm_size(MPI_COMM_WORLD, &size);
     double density = std::atof(argv[1]); int iters = std::atoi(argv[2]);
-    const char *mode = getenv("MODE"); bool mpi = mode && std::string(mode) == "mpi"; bool floor = mode && std::string(mode) == "floor";
+    const char *mode = getenv("MODE"); bool mpi = mode && std::string(mode) == "mpi"; bool floor = mode && std::string(mode) == "floor"; bool inplace = mode && std::string(mode) == "inplace";
     std::size_t n = (64u << 20) / 4;
     float *in = (float*)aligned_alloc(4096, n*4), *out = (float*)aligned_alloc(4096, n*4);
     std::memset(in, 0, n*4); std::memset(out, 0, n*4);
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
     auto call = [&] {
         if (mpi) MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         else if (floor) std::memcpy(out, in, n * 4);
+        else if (inplace) { std::memcpy(out, in, n * 4); MPIX_Sparse_allreduce(MPI_IN_PLACE, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }
         else MPIX_Sparse_allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     };
     for (int i = 0; i < 5; ++i) call();
