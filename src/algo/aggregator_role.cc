@@ -474,11 +474,13 @@ void AggregatorRole::emit_dense(std::uint64_t base, const std::byte *acc, std::s
 // when it is full (and again as often as the run fills it).
 void AggregatorRole::append_packed(std::uint64_t block, std::size_t count, const std::byte *data) {
     const std::uint64_t per_message = spec_.max_blocks_per_message();
+    const std::uint64_t span = spec_.max_packed_span;
     while (count > 0) {
-        if (pending_ && (pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan)) flush_pending(block);
+        if (pending_ && (pending_n_ == per_message || block - cover_start_ >= span)) flush_pending(block);
         if (!pending_) {
-            // Block numbers are 32-bit offsets from the message's begin: skip long empty stretches first.
-            if (block - cover_start_ > kMaxPackedSpan) send_coverage(block);
+            // Block numbers are offsets below the span from the message's begin: skip long empty
+            // stretches first.
+            if (block - cover_start_ >= span) send_coverage(block);
             pending_ = res_.outbound.get();
             const std::size_t room = max_packed_bytes(per_message, spec_.layout.block_bytes());
             pending_data_ = result_slot(pending_->header, room);  // marks the header when in the ring
@@ -487,10 +489,10 @@ void AggregatorRole::append_packed(std::uint64_t block, std::size_t count, const
             pending_bytes_ = 0;
             res_.result_index.resize(static_cast<std::size_t>(per_message));
         }
-        // As much of the run as the message has room for, within the 32-bit offsets from its begin.
+        // As much of the run as the message has room for, within the span from its begin.
         const std::uint64_t offset = block - cover_start_;
-        const auto take = static_cast<std::size_t>(
-            std::min<std::uint64_t>({count, per_message - pending_n_, kMaxPackedSpan - offset + 1}));
+        const auto take =
+            static_cast<std::size_t>(std::min<std::uint64_t>({count, per_message - pending_n_, span - offset}));
         const std::size_t bytes = spec_.layout.run_bytes(block, take);
         copy_bytes(pending_data_ + pending_bytes_, data, bytes, stream_packed_ && pending_->header.ring_use == 0);
         std::uint32_t *index = res_.result_index.data() + pending_n_;
@@ -511,14 +513,14 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
     const std::uint64_t per_message = spec_.max_blocks_per_message();
     while (from < to) {
         const std::uint64_t block = base + res_.union_[from];
-        if (!pending_ || pending_n_ == per_message || block - cover_start_ > kMaxPackedSpan) {
+        if (!pending_ || pending_n_ == per_message || block - cover_start_ >= spec_.max_packed_span) {
             append_packed(block, 1, acc + (block - base) * elem);  // starts (or restarts) the message
             ++from;
             continue;
         }
-        // As many as fit in the message and keep 32-bit offsets.
+        // As many as fit in the message and within the span from its begin.
         std::size_t take = std::min<std::size_t>(to - from, static_cast<std::size_t>(per_message - pending_n_));
-        while (take > 0 && base + res_.union_[from + take - 1] - cover_start_ > kMaxPackedSpan)
+        while (take > 0 && base + res_.union_[from + take - 1] - cover_start_ >= spec_.max_packed_span)
             --take;
         std::byte *data = pending_data_ + pending_bytes_;
         std::uint32_t *index = res_.result_index.data() + pending_n_;
@@ -540,9 +542,14 @@ void AggregatorRole::append_packed_elements(std::uint64_t base, const std::byte 
     }
 }
 
-// Sends the packed result being filled, covering [cover_start_, end).
+// Sends the packed result being filled, covering [cover_start_, end). A range longer than a packed
+// message may cover (receivers refuse it) ends after the message's last block, and a coverage message
+// covers the rest.
 void AggregatorRole::flush_pending(std::uint64_t end) {
     if (!pending_) return;
+    const std::uint64_t full_end = end;
+    if (end - cover_start_ > spec_.max_packed_span)
+        end = cover_start_ + std::uint64_t{res_.result_index[pending_n_ - 1]} + 1;
     std::byte *dst = pending_data_;
     const std::size_t bytes = write_packed_index(dst, pending_bytes_, res_.result_index.data(), pending_n_);
     store_fence();  // the payload before the send
@@ -557,6 +564,7 @@ void AggregatorRole::flush_pending(std::uint64_t end) {
     finish_result(std::move(pending_), dst, bytes, end);
     pending_n_ = 0;
     pending_bytes_ = 0;
+    if (end < full_end) send_coverage(full_end);
 }
 
 // Hands a result message to every remote worker and to this rank's own output.

@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/element_type.h"
 #include "core/result_fanout.h"
+#include "transport/wire_format.h"
 
 namespace mpix::sparse::detail {
 
@@ -39,6 +40,9 @@ struct StreamSpec {
     std::size_t message_bytes = std::size_t{256} << 10;
     int window = 4;
     FailPoint fail_at = FailPoint::None;  // test hook: where this rank injects a failure
+    // The longest range one packed result may cover: the wire's limit (32-bit block offsets from its
+    // begin, checked by every receiver); smaller only in tests, so that the cut is exercised.
+    std::uint64_t max_packed_span = kMaxPackedSpan;
 
     int workers() const { return static_cast<int>(worker_peer.size()); }
     int aggregators() const { return static_cast<int>(aggregator_peer.size()); }

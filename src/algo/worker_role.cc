@@ -87,7 +87,7 @@ bool WorkerRole::send_contributions(Shard &shard) {
     const BlockLayout &layout = spec_.layout;
     while (shard.next < shard.hi && shard.unacked.size() < static_cast<std::size_t>(spec_.window)) {
         const std::uint64_t from = shard.next;
-        const std::uint64_t limit = std::min(shard.hi, from + kMaxPackedSpan);
+        const std::uint64_t limit = std::min(shard.hi, from + spec_.max_packed_span);
         const MessagePlan plan = source_.plan(from, limit, max_blocks, res_.plan_index.data(), shard.gaps_in_place);
 
         auto message = res_.outbound.get();

@@ -54,6 +54,9 @@ struct Scenario {
     // forwarded within them (core/result_fanout.h).
     int nodes = 1;
     std::vector<int> node;
+    // The longest range a packed message may cover (0: the wire's limit, 2^32 - 1 blocks, too long
+    // to reach here); every packed message is checked against it.
+    std::uint64_t max_packed_span = 0;
     unsigned seed = 1;
 
     std::string describe() const {
@@ -106,6 +109,7 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
     base.shard_bounds = random_bounds(layout.num_blocks(), sc.aggregators, rng);
     base.message_bytes = sc.message_bytes;
     base.window = sc.window;
+    if (sc.max_packed_span != 0) base.max_packed_span = sc.max_packed_span;
     std::vector<int> node = sc.node;
     if (sc.nodes > 1 && node.empty())
         for (int r = 0; r < ranks; ++r)
@@ -203,7 +207,13 @@ void run_scenario(const Scenario &sc, std::vector<OpCounters> *counters_out = nu
         }
         ops[ur] =
             std::make_unique<StreamingOperation>(spec, fabric.transport(r), resources[ur], counters[ur], source, sink);
-        fabric.set_sink(r, [op = ops[ur].get()](InboundMessage &&m) { op->on_message(std::move(m)); });
+        fabric.set_sink(r, [op = ops[ur].get(), span = base.max_packed_span](InboundMessage &&m) {
+            const WireHeader &h = m.header;
+            if (h.nblocks > 0 && !(h.flags & kDenseRun)) {
+                EXPECT_LE(h.end - h.begin, span) << "a packed message covers more than it may";
+            }
+            op->on_message(std::move(m));
+        });
     }
     // Round-robin all ranks until done; a livelock shows up as the iteration cap.
     bool all_done = false;
@@ -283,6 +293,32 @@ TEST(StreamingProtocol, PackedRunsAreCutWhereAResultMessageFills) {
         sc.window = window;
         run_scenario(sc);
     }
+}
+
+// A packed message covers at most a span of blocks (on the wire, offsets below 2^32 from its begin):
+// a contribution or a result whose blocks reach further is cut, and a result range that goes on
+// past its last block (an empty stretch up to the frontier) ends in a coverage message. Exercised
+// with spans of a few blocks: sparse blocks, one-element blocks (the element variant's pairs), and
+// runs longer than the span.
+TEST(StreamingProtocol, PackedMessagesStayWithinTheirSpan) {
+    for (std::uint64_t span : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{50}})
+        for (double density : {0.02, 0.5}) {
+            Scenario sc;
+            sc.count = 20000;
+            sc.density = density;
+            sc.max_packed_span = span;
+            run_scenario(sc);
+            sc.pairs = true;
+            sc.block_elems = 1;
+            run_scenario(sc);
+            sc.pairs = false;
+            sc.block_elems = 16;
+            sc.message_bytes = 256 << 10;
+            sc.window = 4;
+            sc.eager_limit = 1 << 20;
+            run_scenario(sc);
+            ASSERT_FALSE(::testing::Test::HasFailure()) << "span " << span << ", density " << density;
+        }
 }
 
 // Node multicast: one dedicated aggregator on node 0 with workers 0 and 1, workers 2 and 3 on node 1.
