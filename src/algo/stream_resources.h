@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algo/block_batch.h"
 #include "algo/buffer_pool.h"
 #include "algo/message_cursor.h"
 #include "core/memory_ops.h"
@@ -87,16 +88,19 @@ struct StreamResources {
     // this rank's operation ended). Their memory must outlive the transport's callbacks.
     std::vector<std::unique_ptr<OutboundMessage>> draining;
     std::vector<std::unique_ptr<InboundPiece>> draining_pieces;
-    std::vector<std::byte> window;            // aggregator accumulator when not reducing in place
-    std::vector<std::uint32_t> counts;        // contributors per window block
-    std::vector<std::uint64_t> touched;       // window blocks with a contribution (one bit each)
-    std::vector<std::uint32_t> union_;        // window positions with a contribution
-    std::vector<float> wide;                  // float accumulator of 16-bit float windows
-    std::vector<std::uint32_t> plan_index;    // worker's message plan scratch
-    std::vector<std::uint32_t> result_index;  // aggregator's packed result block numbers
-    std::vector<std::uint32_t> index_copy;    // worker: block numbers copied from where their sender writes
-    std::vector<GatheredRecord> records;      // the allgather algorithm's records
-    PhaseProfile *profile = nullptr;          // the running operation's communicator's, when profiling
+    std::vector<std::byte> window;               // aggregator accumulator when not reducing in place
+    std::vector<std::uint32_t> counts;           // contributors per window block
+    std::vector<std::uint64_t> touched;          // window blocks with a contribution (one bit each)
+    std::vector<std::uint32_t> union_;           // window positions with a contribution
+    std::vector<float> wide;                     // float accumulator of 16-bit float windows
+    std::vector<BlockBatch> pending_runs;        // a window's contiguous runs, reduced together (WindowReducer)
+    std::vector<std::uint64_t> run_bounds;       // where those runs begin and end
+    std::vector<const std::byte *> run_sources;  // the runs over one stretch between bounds, in order
+    std::vector<std::uint32_t> plan_index;       // worker's message plan scratch
+    std::vector<std::uint32_t> result_index;     // aggregator's packed result block numbers
+    std::vector<std::uint32_t> index_copy;       // worker: block numbers copied from where their sender writes
+    std::vector<GatheredRecord> records;         // the allgather algorithm's records
+    PhaseProfile *profile = nullptr;             // the running operation's communicator's, when profiling
 
     // Memory for the payload of `m` to `peers`: shared with them when the transport can (they read it
     // in place; it stays valid until the operation's closing barrier), else a pooled buffer m owns.

@@ -4,6 +4,9 @@
 
 namespace mpix::sparse::detail {
 
+// Runs that wait to be reduced together (more go in turns): four contributors a window at 100%.
+constexpr std::size_t kMaxPendingRuns = 64;
+
 std::uint64_t window_blocks(const BlockLayout &layout, std::uint64_t min_blocks) {
     return std::max<std::uint64_t>(min_blocks, (std::size_t{256} << 10) / layout.block_bytes());
 }
@@ -16,12 +19,18 @@ WindowReducer::WindowReducer(const BlockLayout &layout, const ReduceKernels &ker
     res_.touched.assign(static_cast<std::size_t>(max_span + 63) / 64, 0u);
     res_.union_.resize(static_cast<std::size_t>(max_span));
     if (kernels_.narrow != nullptr) res_.wide.resize(static_cast<std::size_t>(max_span) * layout.block_elems);
+    // Reserved here, so that nothing between begin and finish allocates (or fails).
+    res_.pending_runs.clear();
+    res_.pending_runs.reserve(kMaxPendingRuns);
+    res_.run_bounds.reserve(2 * kMaxPendingRuns);
+    res_.run_sources.reserve(kMaxPendingRuns);
 }
 
 void WindowReducer::begin(std::uint64_t base, std::uint64_t span, std::byte *acc) {
     base_ = base;
     span_ = span;
     acc_ = acc;
+    res_.pending_runs.clear();
     slots_ = kernels_.narrow != nullptr ? reinterpret_cast<std::byte *>(res_.wide.data()) : acc;
 }
 
@@ -29,9 +38,16 @@ void WindowReducer::add(const BlockBatch &batch) {
     if (batch.n == 0) return;
     const std::uint64_t last_block = layout_.num_blocks() - 1;
     const std::uint32_t elems = layout_.block_elems;
+    const bool partial_last = batch.last() == last_block && layout_.elems_of(last_block) != elems;
+    if (kernels_.accumulate_runs != nullptr && batch.index == nullptr && elems > 1 && !partial_last) {
+        if (res_.pending_runs.size() == kMaxPendingRuns) reduce_pending();
+        res_.pending_runs.push_back(batch);
+        return;
+    }
+    reduce_pending();  // the runs added before this batch go first
     const auto shift = static_cast<std::int64_t>(batch.first) - static_cast<std::int64_t>(base_);
     std::size_t n = batch.n;
-    if (batch.last() == last_block && layout_.elems_of(last_block) != elems) {
+    if (partial_last) {
         // The vector's final block is partial: reduce it on its own with its real length.
         --n;
         kernels_.accumulate(slots_, res_.counts.data(), res_.touched.data(), batch.index ? batch.index + n : nullptr,
@@ -42,7 +58,48 @@ void WindowReducer::add(const BlockBatch &batch) {
                         elems);
 }
 
+void WindowReducer::reduce_pending() {
+    std::vector<BlockBatch> &runs = res_.pending_runs;
+    if (runs.empty()) return;
+    const std::uint32_t elems = layout_.block_elems;
+    const std::size_t block_bytes = layout_.block_bytes();
+    auto slot_of = [&](std::uint64_t block) { return static_cast<std::size_t>(block - base_); };
+    // One contributor's runs (ascending, apart) overlap nothing: each is one source.
+    bool apart = true;
+    for (std::size_t r = 1; r < runs.size() && apart; ++r)
+        apart = runs[r].first >= runs[r - 1].first + runs[r - 1].n;
+    if (apart) {
+        for (const BlockBatch &b : runs)
+            kernels_.accumulate_runs(slots_, res_.counts.data(), res_.touched.data(), slot_of(b.first), &b.data, 1, b.n,
+                                     elems, elems);
+        runs.clear();
+        return;
+    }
+    // Stretches between consecutive run ends: the runs that cover a stretch are its sources, in the
+    // order they were added.
+    std::vector<std::uint64_t> &bounds = res_.run_bounds;
+    bounds.clear();
+    for (const BlockBatch &b : runs) {
+        bounds.push_back(b.first);
+        bounds.push_back(b.first + b.n);
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    std::vector<const std::byte *> &sources = res_.run_sources;
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+        const std::uint64_t from = bounds[i], to = bounds[i + 1];
+        sources.clear();
+        for (const BlockBatch &b : runs)
+            if (b.first <= from && to <= b.first + b.n) sources.push_back(b.data + (from - b.first) * block_bytes);
+        if (!sources.empty())
+            kernels_.accumulate_runs(slots_, res_.counts.data(), res_.touched.data(), slot_of(from), sources.data(),
+                                     sources.size(), to - from, elems, elems);
+    }
+    runs.clear();
+}
+
 std::size_t WindowReducer::finish(std::uint32_t contributors) {
+    reduce_pending();
     // From the slots the contributions touched (cost follows the union, not the span); counts and
     // marks are cleared on the way.
     const std::size_t elem_bytes = layout_.elem_size;

@@ -26,7 +26,10 @@ class WindowReducer {
     // Starts a window; acc holds span blocks (slots no contributor touches are never read). 16-bit
     // floats accumulate in a float window and are rounded into acc by finish().
     void begin(std::uint64_t base, std::uint64_t span, std::byte *acc);
-    // Reduces blocks of the window into it.
+    // Reduces blocks of the window into it, in the order added. Contiguous runs of whole blocks wait
+    // until the window ends or a batch of another kind comes, and are then reduced together: each
+    // stretch of slots that several of them cover is read and written once for up to four of them
+    // (a window's contributions at 100% are all such runs, one per contributor).
     void add(const BlockBatch &batch);
     // Ends the window: the union's size, its positions (relative to base, ascending) in union_();
     // slots fewer than `contributors` reached are finished with the identity.
@@ -35,6 +38,9 @@ class WindowReducer {
     std::byte *acc() const { return acc_; }
 
   private:
+    // Reduces the runs waiting in pending_runs, as they would have been one after another.
+    void reduce_pending();
+
     const BlockLayout &layout_;
     const ReduceKernels &kernels_;
     StreamResources &res_;

@@ -143,6 +143,81 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
     }
 }
 
+// Up to four sources combined into n elements in one pass, in order: out = op(...op(start, s0)...,
+// s3), where start is init(s0) for a slot's first contribution (then s0 is not combined again).
+// Nothing here aliases out (accumulate_runs handles a first source that is the slot itself).
+template <class T, class Op, std::size_t K>
+void fuse_sources(T *__restrict out, const T *const *s, std::size_t n, bool first) {
+    const T *__restrict s0 = s[0];
+    const T *__restrict s1 = K > 1 ? s[1] : nullptr;
+    const T *__restrict s2 = K > 2 ? s[2] : nullptr;
+    const T *__restrict s3 = K > 3 ? s[3] : nullptr;
+    auto rest = [&](T v, std::size_t e) {
+        if constexpr (K > 1) v = Op::combine(v, s1[e]);
+        if constexpr (K > 2) v = Op::combine(v, s2[e]);
+        if constexpr (K > 3) v = Op::combine(v, s3[e]);
+        return v;
+    };
+    if (first)  // two loops, so that neither tests `first` per element
+        for (std::size_t e = 0; e < n; ++e)
+            out[e] = rest(Op::init(s0[e]), e);
+    else
+        for (std::size_t e = 0; e < n; ++e)
+            out[e] = rest(Op::combine(out[e], s0[e]), e);
+}
+
+template <class T, class Op>
+void fuse_any(T *out, const T *const *s, std::size_t k, std::size_t n, bool first) {
+    switch (k) {
+    case 1: return fuse_sources<T, Op, 1>(out, s, n, first);
+    case 2: return fuse_sources<T, Op, 2>(out, s, n, first);
+    case 3: return fuse_sources<T, Op, 3>(out, s, n, first);
+    default: return fuse_sources<T, Op, 4>(out, s, n, first);
+    }
+}
+
+template <class T, class Op>
+void accumulate_runs(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, std::size_t slot0,
+                     const std::byte *const *sources, std::size_t k, std::size_t nblocks, std::size_t elems,
+                     std::size_t stride) {
+    T *a = reinterpret_cast<T *>(acc);
+    const std::size_t block_bytes = stride * sizeof(T);
+    std::array<const T *, 4> s{};
+    for (std::size_t i = 0; i < nblocks; ++i) {
+        const std::size_t slot = slot0 + i;
+        T *out = a + slot * stride;
+        for (std::size_t line = 0; line < block_bytes; line += 64)
+            for (std::size_t j = 0; j < k && j < 4; ++j)
+                prefetch_ahead(sources[j] + i * block_bytes, line + kPrefetchAhead);
+        std::size_t j = 0;
+        bool first = counts[slot] == 0;
+        if (first) touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
+        counts[slot] += static_cast<std::uint32_t>(k);
+        if (reinterpret_cast<const T *>(sources[0] + i * block_bytes) == out) {
+            // The slot is the first source (in place): it holds that contribution already, and the
+            // logical ops normalize it as init would.
+            if constexpr (!std::is_same_v<Op, SumOp> && !std::is_same_v<Op, BorOp> && !std::is_same_v<Op, BxorOp> &&
+                          !std::is_same_v<Op, MaxOp>)
+                if (first)
+                    for (std::size_t e = 0; e < elems; ++e)
+                        out[e] = Op::init(out[e]);
+            if (!first)  // as accumulate does with such a source (an aggregator never passes one)
+                for (std::size_t e = 0; e < elems; ++e)
+                    out[e] = Op::combine(out[e], out[e]);
+            first = false;
+            j = 1;
+        }
+        while (j < k) {
+            const std::size_t g = std::min<std::size_t>(4, k - j);
+            for (std::size_t q = 0; q < g; ++q)
+                s[q] = reinterpret_cast<const T *>(sources[j + q] + i * block_bytes);
+            fuse_any<T, Op>(out, s.data(), g, elems, first);
+            first = false;
+            j += g;
+        }
+    }
+}
+
 template <class T, class Op, class Index>
 void scatter_elements(std::byte *out, std::uint64_t base, const Index *index, const std::byte *values, std::size_t n) {
     T *o = reinterpret_cast<T *>(out);
@@ -317,6 +392,7 @@ constexpr ReduceKernels make_kernels() {
     ReduceKernels k{};
     k.accumulator_size = sizeof(T);
     k.accumulate = &accumulate<T, Op>;
+    k.accumulate_runs = &accumulate_runs<T, Op>;
     k.finish_partial = nullptr;
     if constexpr (std::is_floating_point_v<T> && std::is_same_v<Op, SumOp>) k.finish_partial = &finish_partial_float<T>;
     k.init = &init_elems<T, Op>;

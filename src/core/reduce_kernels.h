@@ -22,6 +22,14 @@ struct ReduceKernels {
     void (*accumulate)(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, const std::uint32_t *index,
                        std::int64_t shift, const std::byte *data, std::size_t nblocks, std::size_t elems,
                        std::size_t stride);
+    // The same as k calls of accumulate, one per source in the order given, on the nblocks slots
+    // from `slot` on, where every source holds those blocks back to back (source j's block i at
+    // sources[j] + i * stride elements): the same values bit for bit, counts and marks, but each slot
+    // is read and written once per four sources instead of once per source. A source may be the
+    // slots themselves (an aggregator reducing in place), only as the first. Null for 16-bit floats.
+    void (*accumulate_runs)(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, std::size_t slot,
+                            const std::byte *const *sources, std::size_t k, std::size_t nblocks, std::size_t elems,
+                            std::size_t stride);
     // Called on a slot that fewer than all ranks contributed to: combines the identity into it. Only
     // float SUM needs it (-0.0 + +0.0 = +0.0, as MPI_Allreduce computes); null otherwise.
     void (*finish_partial)(std::byte *slot, std::size_t elems);
