@@ -23,7 +23,7 @@ using ScanLanes = std::uint64_t __attribute__((vector_size(32)));
 inline bool any_nonzero(const std::byte *p, std::size_t n) {
     ScanLanes a{}, b{};
     for (std::size_t i = 0; i < n; i += 64) {
-        if ((reinterpret_cast<std::uintptr_t>(p + i) & 1023) == 0) prefetch_ahead(p + i);
+        if ((reinterpret_cast<std::uintptr_t>(p + i) & 1023) < 64) prefetch_ahead(p + i);  // whatever the alignment
         ScanLanes x, y;
         std::memcpy(&x, p + i, sizeof x);
         std::memcpy(&y, p + i + 32, sizeof y);
@@ -107,7 +107,9 @@ scan_blocks(const std::byte *data, const BlockLayout &layout, BlockBitmap &bitma
         nonzero += static_cast<std::uint64_t>(__builtin_popcountll(bits));
         previous = bits;
         // Copied while the word's lines are cached: staged words follow a word of fewer than 44
-        // non-zero blocks (SendStaging::stages), as whole-read ones do, so they were just read whole.
+        // non-zero blocks (SendStaging::stages), as whole-read ones do, so they were just read whole
+        // (but for a last word of a partial block or fewer than 64, read up to its first non-zero
+        // lines; the copy reads the rest, once, as the send from the input would have).
         if (stage)
             staging->stage_word(word, data, bits);
         else if (staging != nullptr)

@@ -145,7 +145,7 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
 
 // Up to four sources combined into n elements in one pass, in order: out = op(...op(start, s0)...,
 // s3), where start is init(s0) for a slot's first contribution (then s0 is not combined again).
-// Nothing here aliases out (accumulate_runs handles a first source that is the slot itself).
+// No source aliases out (accumulate_runs takes a source that is the slot itself apart).
 template <class T, class Op, std::size_t K>
 void fuse_sources(T *__restrict out, const T *const *s, std::size_t n, bool first) {
     const T *__restrict s0 = s[0];
@@ -189,28 +189,33 @@ void accumulate_runs(std::byte *acc, std::uint32_t *counts, std::uint64_t *touch
         for (std::size_t line = 0; line < block_bytes; line += 64)
             for (std::size_t j = 0; j < k && j < 4; ++j)
                 prefetch_ahead(sources[j] + i * block_bytes, line + kPrefetchAhead);
-        std::size_t j = 0;
         bool first = counts[slot] == 0;
         if (first) touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
         counts[slot] += static_cast<std::uint32_t>(k);
-        if (reinterpret_cast<const T *>(sources[0] + i * block_bytes) == out) {
-            // The slot is the first source (in place): it holds that contribution already, and the
-            // logical ops normalize it as init would.
-            if constexpr (!std::is_same_v<Op, SumOp> && !std::is_same_v<Op, BorOp> && !std::is_same_v<Op, BxorOp> &&
-                          !std::is_same_v<Op, MaxOp>)
-                if (first)
+        auto source = [&](std::size_t j) { return reinterpret_cast<const T *>(sources[j] + i * block_bytes); };
+        for (std::size_t j = 0; j < k;) {
+            if (source(j) == out) {
+                // The slot itself (an aggregator reducing in place: its own blocks, which come first),
+                // as accumulate treats such a source: it holds its value, which the logical ops
+                // normalize as init would.
+                if (first) {
+                    if constexpr (!std::is_same_v<Op, SumOp> && !std::is_same_v<Op, BorOp> &&
+                                  !std::is_same_v<Op, BxorOp> && !std::is_same_v<Op, MaxOp>)
+                        for (std::size_t e = 0; e < elems; ++e)
+                            out[e] = Op::init(out[e]);
+                } else {
                     for (std::size_t e = 0; e < elems; ++e)
-                        out[e] = Op::init(out[e]);
-            if (!first)  // as accumulate does with such a source (an aggregator never passes one)
-                for (std::size_t e = 0; e < elems; ++e)
-                    out[e] = Op::combine(out[e], out[e]);
-            first = false;
-            j = 1;
-        }
-        while (j < k) {
-            const std::size_t g = std::min<std::size_t>(4, k - j);
-            for (std::size_t q = 0; q < g; ++q)
-                s[q] = reinterpret_cast<const T *>(sources[j + q] + i * block_bytes);
+                        out[e] = Op::combine(out[e], out[e]);
+                }
+                first = false;
+                ++j;
+                continue;
+            }
+            std::size_t g = 0;  // up to four sources in a row, none of them the slot
+            while (g < 4 && j + g < k && source(j + g) != out) {
+                s[g] = source(j + g);
+                ++g;
+            }
             fuse_any<T, Op>(out, s.data(), g, elems, first);
             first = false;
             j += g;

@@ -26,7 +26,7 @@ struct ReduceKernels {
     // from `slot` on, where every source holds those blocks back to back (source j's block i at
     // sources[j] + i * stride elements): the same values bit for bit, counts and marks, but each slot
     // is read and written once per four sources instead of once per source. A source may be the
-    // slots themselves (an aggregator reducing in place), only as the first. Null for 16-bit floats.
+    // slots themselves (an aggregator reducing in place). Null for 16-bit floats.
     void (*accumulate_runs)(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, std::size_t slot,
                             const std::byte *const *sources, std::size_t k, std::size_t nblocks, std::size_t elems,
                             std::size_t stride);

@@ -50,23 +50,42 @@ std::vector<std::byte> values(std::mt19937 &rng, const Case &c, std::size_t elem
     return out;
 }
 
-// Reduces the batches in order with `kernels` into a window preset to `initial`; returns the window
-// and appends the union's positions to *union_out.
+// Reduces the batches in order with `kernels` into a window preset to `initial`, twice on the same
+// reducer and scratch (a window must leave them clear for the next); returns the second window and
+// sets *union_out to its union's positions.
 std::vector<std::byte> reduce(const ReduceKernels &kernels, const BlockLayout &layout, std::uint64_t base,
                               std::uint64_t span, std::vector<Batch> &batches, const std::vector<std::byte> &initial,
                               std::uint32_t contributors, std::vector<std::uint32_t> *union_out) {
     StreamResources resources;
     WindowReducer reducer(layout, kernels, resources, span);
-    std::vector<std::byte> acc = initial;
-    reducer.begin(base, span, acc.data());
-    const std::size_t block_bytes = layout.block_bytes();
-    for (Batch &b : batches) {
-        const std::byte *data = b.in_place ? acc.data() + (b.first - base) * block_bytes : b.data.data();
-        reducer.add(BlockBatch{b.first, b.index.empty() ? nullptr : b.index.data(), data, b.n});
+    std::vector<std::byte> acc;
+    for (int round = 0; round < 2; ++round) {
+        acc = initial;
+        reducer.begin(base, span, acc.data());
+        const std::size_t block_bytes = layout.block_bytes();
+        for (Batch &b : batches) {
+            const std::byte *data = b.in_place ? acc.data() + (b.first - base) * block_bytes : b.data.data();
+            reducer.add(BlockBatch{b.first, b.index.empty() ? nullptr : b.index.data(), data, b.n});
+        }
+        const std::size_t u = reducer.finish(contributors);
+        union_out->assign(reducer.union_positions(), reducer.union_positions() + u);
     }
-    const std::size_t u = reducer.finish(contributors);
-    union_out->assign(reducer.union_positions(), reducer.union_positions() + u);
     return acc;
+}
+
+// A contiguous run of n float blocks of `elems`, element e of block i = value(i, e).
+template <class F>
+Batch float_run(std::uint64_t first, std::size_t n, std::uint32_t elems, F value) {
+    Batch b;
+    b.first = first;
+    b.n = n;
+    std::vector<float> v(n * elems);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::uint32_t e = 0; e < elems; ++e)
+            v[i * elems + e] = value(i, e);
+    b.data.resize(v.size() * sizeof(float));
+    std::memcpy(b.data.data(), v.data(), b.data.size());
+    return b;
 }
 
 TEST(WindowReducer, RunsReducedTogetherMatchOneAfterAnother) {
@@ -138,31 +157,72 @@ TEST(WindowReducer, RunsReducedTogetherMatchOneAfterAnother) {
     EXPECT_GT(fused_stretches, 100) << "the scenarios must reduce overlapping runs together";
 }
 
-// More runs than the reducer holds at once: they are reduced in turns, in order.
-TEST(WindowReducer, ManyRunsAreReducedInTurns) {
-    const BlockLayout layout{64 * 4, 4, 4};
-    const ReduceKernels &fused = kernels_for(ElementType::I32, ReduceOp::Sum);
+// Float sums depend on the order of their terms: seven contributors over one stretch (two groups of
+// sources in one pass each), and more runs than the reducer holds at once (reduced in turns), give
+// the bits of one contribution after another. Terms of 1e8 and 1 make any other order visible.
+TEST(WindowReducer, FloatSumsKeepTheirOrderBeyondFourSourcesAndInTurns) {
+    const std::uint32_t elems = 16;
+    const BlockLayout layout{64 * elems, elems, 4};
+    const ReduceKernels &fused = kernels_for(ElementType::F32, ReduceOp::Sum);
     ReduceKernels one_by_one = fused;
     one_by_one.accumulate_runs = nullptr;
-    std::vector<Batch> batches;
-    for (int r = 0; r < 300; ++r) {  // 300 one-block runs over the same 8 slots: overlapping, in turns
-        Batch b;
-        b.first = static_cast<std::uint64_t>(r % 8);
-        b.n = 1 + static_cast<std::size_t>(r % 3);
-        if (b.first + b.n > 8) b.n = 8 - b.first;
-        std::vector<std::int32_t> v(b.n * 4);
-        for (std::size_t e = 0; e < v.size(); ++e)
-            v[e] = r * 31 + static_cast<std::int32_t>(e);
-        b.data.resize(v.size() * 4);
-        std::memcpy(b.data.data(), v.data(), b.data.size());
-        batches.push_back(std::move(b));
+    auto term = [](int r, std::size_t i, std::uint32_t e) {
+        const int k = (r + static_cast<int>(i + e)) % 4;
+        return k == 0 ? 1e8f : k == 1 ? 1.0f : k == 2 ? -1e8f : 0.5f + static_cast<float>(r);
+    };
+    std::vector<Batch> seven;
+    for (int r = 0; r < 7; ++r)
+        seven.push_back(float_run(3, 20, elems, [&](std::size_t i, std::uint32_t e) { return term(r, i, e); }));
+    std::vector<Batch> many;
+    for (int r = 0; r < 300; ++r)  // overlapping runs of 1-3 blocks over 8 slots
+        many.push_back(float_run(static_cast<std::uint64_t>(r % 8), r % 8 + 1 + r % 3 > 8 ? 8 - r % 8 : 1 + r % 3,
+                                 elems, [&](std::size_t i, std::uint32_t e) { return term(r, i, e); }));
+    for (auto *batches : {&seven, &many}) {
+        const std::vector<std::byte> initial(64 * elems * 4, std::byte{0x5a});
+        const auto contributors = static_cast<std::uint32_t>(batches->size());
+        std::vector<std::uint32_t> uf, ur;
+        const auto got = reduce(fused, layout, 0, 64, *batches, initial, contributors, &uf);
+        const auto want = reduce(one_by_one, layout, 0, 64, *batches, initial, contributors, &ur);
+        EXPECT_EQ(uf, ur);
+        EXPECT_EQ(got, want) << batches->size() << " runs";
     }
-    std::vector<std::byte> initial(64 * 16, std::byte{0});
-    std::vector<std::uint32_t> uf, ur;
-    const auto got = reduce(fused, layout, 0, 64, batches, initial, 300, &uf);
-    const auto want = reduce(one_by_one, layout, 0, 64, batches, initial, 300, &ur);
-    EXPECT_EQ(uf, ur);
-    EXPECT_EQ(got, want);
+}
+
+// The kernel itself, with the slot among its sources in any place (as accumulate allows): the same
+// as one accumulate call per source, counts and marks included.
+TEST(WindowReducer, AccumulateRunsTakesTheSlotAsASourceAnywhere) {
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Lor}) {
+        const ElementType type = op == ReduceOp::Sum ? ElementType::F32 : ElementType::I32;
+        const ReduceKernels &k = kernels_for(type, op);
+        const std::size_t elems = 8, nblocks = 3, k_sources = 6;
+        std::vector<std::vector<std::int32_t>> data(k_sources, std::vector<std::int32_t>(nblocks * elems));
+        for (std::size_t j = 0; j < k_sources; ++j)
+            for (std::size_t e = 0; e < data[j].size(); ++e)
+                data[j][e] = op == ReduceOp::Sum ? static_cast<std::int32_t>(0x3f800000u + (j * 977 + e * 131) % 5000)
+                                                 : static_cast<std::int32_t>((j + e) % 3);
+        for (std::size_t in_place_at = 0; in_place_at < k_sources; ++in_place_at) {
+            for (std::uint32_t preset : {0u, 2u}) {  // the slots' first contribution, or later ones
+                std::vector<std::int32_t> acc1(4 * elems, 7), acc2 = acc1;
+                std::vector<std::uint32_t> c1(4, preset), c2 = c1;
+                std::vector<std::uint64_t> t1(1, 0), t2 = t1;
+                std::vector<const std::byte *> src(k_sources);
+                for (std::size_t j = 0; j < k_sources; ++j)
+                    src[j] = reinterpret_cast<const std::byte *>(data[j].data());
+                src[in_place_at] = reinterpret_cast<const std::byte *>(acc1.data() + elems);  // slots 1..3
+                k.accumulate_runs(reinterpret_cast<std::byte *>(acc1.data()), c1.data(), t1.data(), 1, src.data(),
+                                  k_sources, nblocks, elems, elems);
+                for (std::size_t j = 0; j < k_sources; ++j) {
+                    const std::byte *x = j == in_place_at ? reinterpret_cast<const std::byte *>(acc2.data() + elems)
+                                                          : reinterpret_cast<const std::byte *>(data[j].data());
+                    k.accumulate(reinterpret_cast<std::byte *>(acc2.data()), c2.data(), t2.data(), nullptr, 1, x,
+                                 nblocks, elems, elems);
+                }
+                EXPECT_EQ(acc1, acc2) << "op " << static_cast<int>(op) << ", slot source at " << in_place_at;
+                EXPECT_EQ(c1, c2);
+                EXPECT_EQ(t1, t2);
+            }
+        }
+    }
 }
 
 }  // namespace
