@@ -63,15 +63,18 @@ void WindowReducer::reduce_pending() {
     if (runs.empty()) return;
     const std::uint32_t elems = layout_.block_elems;
     const std::size_t block_bytes = layout_.block_bytes();
-    auto slot_of = [&](std::uint64_t block) { return static_cast<std::size_t>(block - base_); };
     // One contributor's runs (ascending, apart) overlap nothing: each is one source.
     bool apart = true;
     for (std::size_t r = 1; r < runs.size() && apart; ++r)
         apart = runs[r].first >= runs[r - 1].first + runs[r - 1].n;
+    // A stretch of one source is what accumulate does with it.
+    auto one = [&](std::uint64_t first, const std::byte *data, std::uint64_t n) {
+        kernels_.accumulate(slots_, res_.counts.data(), res_.touched.data(), nullptr,
+                            static_cast<std::int64_t>(first - base_), data, n, elems, elems);
+    };
     if (apart) {
         for (const BlockBatch &b : runs)
-            kernels_.accumulate_runs(slots_, res_.counts.data(), res_.touched.data(), slot_of(b.first), &b.data, 1, b.n,
-                                     elems, elems);
+            one(b.first, b.data, b.n);
         runs.clear();
         return;
     }
@@ -91,9 +94,12 @@ void WindowReducer::reduce_pending() {
         sources.clear();
         for (const BlockBatch &b : runs)
             if (b.first <= from && to <= b.first + b.n) sources.push_back(b.data + (from - b.first) * block_bytes);
-        if (!sources.empty())
-            kernels_.accumulate_runs(slots_, res_.counts.data(), res_.touched.data(), slot_of(from), sources.data(),
-                                     sources.size(), to - from, elems, elems);
+        if (sources.size() == 1)
+            one(from, sources[0], to - from);
+        else if (sources.size() > 1)
+            kernels_.accumulate_runs(slots_, res_.counts.data(), res_.touched.data(),
+                                     static_cast<std::size_t>(from - base_), sources.data(), sources.size(), to - from,
+                                     elems, elems);
     }
     runs.clear();
 }

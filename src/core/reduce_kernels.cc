@@ -84,6 +84,12 @@ struct MaxOp {
     }
 };
 
+// Whether init(x) is x for every value: a slot that already holds its first contribution (an
+// aggregator reducing in place) needs nothing more. The logical ops normalize to 0/1.
+template <class Op>
+constexpr bool init_is_identity =
+    std::is_same_v<Op, SumOp> || std::is_same_v<Op, BorOp> || std::is_same_v<Op, BxorOp> || std::is_same_v<Op, MaxOp>;
+
 // Element loops over __restrict pointers copied through memcpy-safe typed access: user buffers are
 // only guaranteed element alignment, which is what T* needs.
 template <class T, class Op>
@@ -134,8 +140,7 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
             touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
             if (out != in)
                 init_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
-            else if constexpr (!std::is_same_v<Op, SumOp> && !std::is_same_v<Op, BorOp> &&
-                               !std::is_same_v<Op, BxorOp> && !std::is_same_v<Op, MaxOp>)
+            else if constexpr (!init_is_identity<Op>)
                 init_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
         } else {
             combine_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
@@ -199,8 +204,7 @@ void accumulate_runs(std::byte *acc, std::uint32_t *counts, std::uint64_t *touch
                 // as accumulate treats such a source: it holds its value, which the logical ops
                 // normalize as init would.
                 if (first) {
-                    if constexpr (!std::is_same_v<Op, SumOp> && !std::is_same_v<Op, BorOp> &&
-                                  !std::is_same_v<Op, BxorOp> && !std::is_same_v<Op, MaxOp>)
+                    if constexpr (!init_is_identity<Op>)
                         for (std::size_t e = 0; e < elems; ++e)
                             out[e] = Op::init(out[e]);
                 } else {
