@@ -5,12 +5,14 @@
 #include "aligned_buffer.h"
 #include "floor_copy.h"
 #include "inputs.h"
+#include "library_stats.h"
 #include "row_benchmark.h"
 #include "row_fields.h"
 #include "validation.h"
 
 #include <mpix_sparse/mpix_sparse.h>
 
+#include <array>
 #include <cstring>
 #include <map>
 
@@ -75,6 +77,9 @@ class BlockVariant final : public RowBenchmark {
         }
 
         const FloorMethod floor_method = floor_method_for(floor_out, send, data_bytes);
+        // The algorithm of each timed call of auto (the same on every rank: the choice is collective):
+        // its last call alone may be one that measures another algorithm.
+        std::array<std::int64_t, kForcedAlgorithms.size()> auto_calls{};
         std::vector<TimedMethod> methods = {
             {"mpi_allreduce",
              [&] {
@@ -85,7 +90,8 @@ class BlockVariant final : public RowBenchmark {
              [&] {
                  check_mpi(MPIX_Sparse_allreduce(send, sparse_out, count, dt, MPI_SUM, ctx_.lib_comm),
                            "MPIX_Sparse_allreduce");
-             }},
+             },
+             [&] { count_last_algorithm(ctx_.lib_comm, auto_calls.data(), auto_calls.size()); }},
             {"floor", [&] { floor_copy(floor_method, floor_out, send, data_bytes); }},
         };
         if (o.no_mpi) methods.erase(methods.begin());
@@ -121,6 +127,8 @@ class BlockVariant final : public RowBenchmark {
                 if (timed.latency[forced_at + i].avg_us < timed.latency[forced_at + best].avg_us) best = i;
             }
             r.set_text("best_forced", kForcedAlgorithms[best]);
+            for (std::size_t i = 0; i < kForcedAlgorithms.size(); ++i)
+                r.set_int(std::string("auto_calls_") + kForcedAlgorithms[i], auto_calls[i]);
             r.set_real("auto_over_best", timed.latency[sparse_at].avg_us / timed.latency[forced_at + best].avg_us);
         }
         return r;

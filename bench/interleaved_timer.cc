@@ -39,6 +39,7 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
             if (timed) {
                 total[m] += t1 - t0;
                 faults[m] += after.ru_minflt - before.ru_minflt;
+                if (methods[m].after_timed) methods[m].after_timed();
             }
         }
     };

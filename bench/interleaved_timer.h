@@ -15,6 +15,8 @@ namespace bench {
 struct TimedMethod {
     std::string name;
     std::function<void()> call;
+    // Called after each timed call, outside its interval (e.g. to record what the call did); may be empty.
+    std::function<void()> after_timed = {};
 };
 
 // Across ranks, of each rank's mean latency over the timed iterations (valid on rank 0).

@@ -4,11 +4,42 @@ osu_sparse_allreduce --forced (bench/scripts/cluster_planner.sh): per size and d
 chose and its time over the fastest forced algorithm's, measured in the same run, call by call
 (<= 1.10 is within the 10% the issue asks for). Usage: planner_table.py RUN.json [RUN.json...]
 (rows of several files are merged; a row in several files: the median of its ratios). A last line
-judges the choice alone: the forced time of the algorithm auto ran last over the fastest forced;
-another the cost of choosing: auto's time over the forced time of the algorithm it ran."""
+judges the choice alone: the forced time of the algorithms auto ran over the fastest forced (each
+algorithm's forced time weighted by the timed calls auto ran it, where the JSON counts them,
+auto_calls_*; else the algorithm of auto's last call); another the cost of choosing: auto's time
+over that forced time."""
 import json
 import statistics
 import sys
+
+
+ALGORITHMS = ("dense", "aggregator", "allgather")
+
+
+def calls_of(r):
+    """Timed calls of auto per algorithm, or None where the run did not count them."""
+    if not all(f"auto_calls_{a}" in r for a in ALGORITHMS):
+        return None
+    calls = {a: r[f"auto_calls_{a}"] for a in ALGORITHMS}
+    return calls if sum(calls.values()) > 0 else None
+
+
+def chosen_name(r):
+    """What auto ran most in the timed calls (with its share), else the algorithm of its last call."""
+    calls = calls_of(r)
+    if calls is None:
+        return r["algorithm_name"]
+    top = max(ALGORITHMS, key=lambda a: calls[a])
+    total = sum(calls.values())
+    return top if calls[top] == total else f"{top} {calls[top]}/{total}"
+
+
+def chosen_forced_us(r):
+    """The forced time of auto's choices: weighted by its timed calls, else its last call's."""
+    calls = calls_of(r)
+    if calls is None:
+        return r[f"forced_{r['algorithm_name']}_avg_us"] if f"forced_{r['algorithm_name']}_avg_us" in r else None
+    return sum(n * r[f"forced_{a}_avg_us"] for a, n in calls.items()) / sum(calls.values())
 
 
 def main(paths):
@@ -30,7 +61,7 @@ def main(paths):
                 continue
             ratio = statistics.median(r["auto_over_best"] for r in rows)
             ratios.append(ratio)
-            chose = "/".join(sorted({r["algorithm_name"] for r in rows}))
+            chose = "/".join(sorted({chosen_name(r) for r in rows}))
             best = "/".join(sorted({r["best_forced"] for r in rows}))
             valid = all(r.get("valid", False) for r in rows)
             mark = "**" if ratio > 1.10 else ""
@@ -38,19 +69,20 @@ def main(paths):
         print(f"| {s // 1048576} MiB | " + " | ".join(cells) + " |")
     within = sum(r <= 1.10 for r in ratios)
     print(f"\nwithin 10%: {within} of {len(ratios)}; worst {max(ratios):.2f}, median {statistics.median(ratios):.2f}")
-    # The choice alone: the forced time of the algorithm auto ran last (its settled choice) over the
-    # fastest forced, so the spread between two communicators running the same algorithm drops out.
+    # The choice alone: the forced time of what auto ran over the fastest forced, so the spread
+    # between two communicators running the same algorithm drops out.
     chosen, per_cell, twin = [], {}, []
     for k in keys:
         for r in (run[k] for run in runs if k in run):
-            name = r["algorithm_name"]
-            if f"forced_{name}_avg_us" in r:
-                best = min(r[f"forced_{a}_avg_us"] for a in ("dense", "aggregator", "allgather"))
-                chosen.append(r[f"forced_{name}_avg_us"] / best)
-                twin.append(r["sparse_avg_us"] / r[f"forced_{name}_avg_us"])
+            forced = chosen_forced_us(r)
+            if forced is not None:
+                best = min(r[f"forced_{a}_avg_us"] for a in ALGORITHMS)
+                chosen.append(forced / best)
+                twin.append(r["sparse_avg_us"] / forced)
                 per_cell.setdefault(k, []).append(chosen[-1])
     if chosen:
-        print(f"choice within 10% (the forced time of auto's algorithm over the fastest forced): "
+        print(f"choice within 10% (the forced time of what auto ran, by its timed calls where counted, over the "
+              f"fastest forced): "
               f"{sum(c <= 1.10 for c in chosen)} of {len(chosen)}; worst {max(chosen):.2f}, "
               f"median {statistics.median(chosen):.2f}")
         # What learning costs on top of the choice: auto's calls include the ones that measure the
