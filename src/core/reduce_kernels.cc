@@ -100,6 +100,18 @@ void init_elems(std::byte *acc, const std::byte *x, std::size_t n) {
         a[i] = Op::init(v[i]);
 }
 
+// A slot's first contribution that is the slot itself (an aggregator reducing in place): it holds
+// its value already, which the logical ops normalize as init would. Not init_elems: its pointers
+// are __restrict, and here they would be the same.
+template <class T, class Op>
+void init_in_place(std::byte *acc, std::size_t n) {
+    if constexpr (!init_is_identity<Op>) {
+        T *a = reinterpret_cast<T *>(acc);
+        for (std::size_t i = 0; i < n; ++i)
+            a[i] = Op::init(a[i]);
+    }
+}
+
 template <class T, class Op>
 void combine_elems(std::byte *acc, const std::byte *x, std::size_t n) {
     T *a = reinterpret_cast<T *>(acc);
@@ -140,8 +152,8 @@ void accumulate(std::byte *acc, std::uint32_t *counts, std::uint64_t *touched, c
             touched[slot >> 6] |= std::uint64_t{1} << (slot & 63);
             if (out != in)
                 init_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
-            else if constexpr (!init_is_identity<Op>)
-                init_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
+            else
+                init_in_place<T, Op>(reinterpret_cast<std::byte *>(out), elems);
         } else {
             combine_elems<T, Op>(reinterpret_cast<std::byte *>(out), reinterpret_cast<const std::byte *>(in), elems);
         }
@@ -201,16 +213,12 @@ void accumulate_runs(std::byte *acc, std::uint32_t *counts, std::uint64_t *touch
         for (std::size_t j = 0; j < k;) {
             if (source(j) == out) {
                 // The slot itself (an aggregator reducing in place: its own blocks, which come first),
-                // as accumulate treats such a source: it holds its value, which the logical ops
-                // normalize as init would.
-                if (first) {
-                    if constexpr (!init_is_identity<Op>)
-                        for (std::size_t e = 0; e < elems; ++e)
-                            out[e] = Op::init(out[e]);
-                } else {
-                    for (std::size_t e = 0; e < elems; ++e)
-                        out[e] = Op::combine(out[e], out[e]);
-                }
+                // treated as accumulate treats such a source.
+                auto *slot_bytes = reinterpret_cast<std::byte *>(out);
+                if (first)
+                    init_in_place<T, Op>(slot_bytes, elems);
+                else
+                    combine_elems<T, Op>(slot_bytes, slot_bytes, elems);
                 first = false;
                 ++j;
                 continue;
