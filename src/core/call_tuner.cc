@@ -14,9 +14,6 @@ std::int64_t tag_of(std::uint32_t shape, Algorithm a) {
 bool has(unsigned allowed, int a) {
     return ((allowed >> a) & 1u) != 0;
 }
-// Samples of each candidate before the fastest is chosen: one alone is too easily a slow outlier
-// (over TCP a small exchange takes 0.04 ms or 8 ms alike).
-constexpr int kSamplesToCompare = 2;
 
 }  // namespace
 
@@ -70,14 +67,17 @@ void CallTuner::learn(const Report &agreed) {
 }
 
 void CallTuner::Measured::add(double us) {
-    recent[static_cast<std::size_t>(samples % 3)] = us;
+    recent[static_cast<std::size_t>(samples % kWindow)] = us;
     ++samples;
 }
 
-double CallTuner::Measured::us() const {
-    if (samples == 1) return recent[0];
-    if (samples == 2) return std::min(recent[0], recent[1]);
-    return std::max(std::min(recent[0], recent[1]), std::min(std::max(recent[0], recent[1]), recent[2]));
+double CallTuner::Measured::rank_of(double q) const {
+    const int n = std::min(samples, kWindow);
+    if (n <= 0) return 0.0;
+    std::array<double, kWindow> sorted = recent;
+    const auto at = static_cast<std::ptrdiff_t>(q * (n - 1));  // of an even count, the lower middle
+    std::nth_element(sorted.begin(), sorted.begin() + at, sorted.begin() + n);
+    return sorted[static_cast<std::size_t>(at)];
 }
 
 // Worth measuring: the model's choice, and what the model predicts within kExploreFactor of it, or of
@@ -147,7 +147,7 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
     if (best < 0) return model;
     const int steady = r.steady;
     if (steady >= 0 && steady != best && has(candidates, steady) && by[steady].samples > 0 &&
-        by[best].us() > kSwitchMargin * by[steady].us())
+        (by[best].us() > kSwitchMargin * by[steady].us() || by[best].us() >= by[steady].lower_quartile()))
         best = steady;
     r.steady = best;
     if (may_explore && call % kReexploreCalls == kReexploreCalls - 1) {

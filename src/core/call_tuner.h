@@ -8,14 +8,15 @@
 //
 // Per call shape (buffer size and density, both in factors of two; variant), the model's choice and
 // each other algorithm the model predicts within kExploreFactor of it (or of what its choice
-// measured, when the model underestimated that) run in turn until each has two samples (an
-// algorithm's first call at a shape is not one); from then on the fastest measured one runs, and
+// measured, when the model underestimated that) run in turn until each has kSamplesToCompare
+// samples (an algorithm's first call at a shape is not one); from then on the fastest measured one runs, and
 // every kReexploreCalls calls of the shape one of the others runs once more, in turn, so a choice
 // made on noisy samples is not final; one that measured far slower than the fastest only on every
 // few of its turns, so that running it again costs at most kReexploreBudget of the shape's time.
 // The choice moves to another algorithm only when it measures kSwitchMargin faster than the one
-// running: between two algorithms within a few percent the noise of single calls would otherwise
-// flip it back and forth.
+// running and faster than the running one's lower quartile, a difference larger than the spread of
+// the running one's own calls: otherwise between algorithms within the noise of single calls (about
+// 40% over TCP between emulated nodes) the choice would move back and forth.
 #pragma once
 
 #include <array>
@@ -29,6 +30,10 @@ namespace mpix::sparse::detail {
 class CallTuner {
   public:
     static constexpr double kExploreFactor = 1.5;
+    // Samples of each candidate before the fastest is chosen: one alone is too easily a slow outlier
+    // (over TCP a small exchange takes 0.04 ms or 8 ms alike), and with two (of two, the lower) an
+    // algorithm not running looked faster than the one running, which is judged by a median.
+    static constexpr int kSamplesToCompare = 3;
     static constexpr int kReexploreCalls = 32;
     static constexpr double kReexploreBudget = 0.05;
     static constexpr double kSwitchMargin = 0.95;
@@ -71,15 +76,22 @@ class CallTuner {
     double measured_us(std::uint32_t shape, Algorithm algorithm) const;
 
   private:
-    // An algorithm's time at a shape: the median of its last three samples (of two, the lower), so
-    // one slow call (a page fault storm, a retransmission, a busy core) does not move it, and two
-    // in a row do: a machine that changes is followed.
+    // An algorithm's time at a shape: the median of its last kWindow samples (of an even number, the
+    // lower middle one), so a few slow calls (a page fault storm, a retransmission, a busy core) do
+    // not move it, and a machine that changes is followed once most of the window has seen it.
     struct Measured {
-        std::array<double, 3> recent{};  // the last three samples, overwritten in turn
-        int samples = 0;                 // reports received, beyond the first
-        bool warmed = false;             // the first report came: the algorithm's first call at this shape
+        static constexpr int kWindow = 7;
+        std::array<double, kWindow> recent{};  // the last kWindow samples, overwritten in turn
+        int samples = 0;                       // reports received, beyond the first
+        bool warmed = false;                   // the first report came: the algorithm's first call at this shape
         void add(double us);
-        double us() const;
+        double us() const { return rank_of(0.5); }
+        // Below which a quarter of the samples lie: how fast this algorithm's good calls are.
+        double lower_quartile() const { return rank_of(0.25); }
+
+      private:
+        // The sample at fraction q of the window's sorted samples, counted from below.
+        double rank_of(double q) const;
     };
     struct ShapeRecord {
         std::uint32_t shape = 0;
