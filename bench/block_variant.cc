@@ -12,6 +12,7 @@
 
 #include <mpix_sparse/mpix_sparse.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -79,7 +80,8 @@ class BlockVariant final : public RowBenchmark {
         const FloorMethod floor_method = floor_method_for(floor_out, send, data_bytes);
         // The algorithm of each timed call of auto (the same on every rank: the choice is collective):
         // its last call alone may be one that measures another algorithm.
-        std::array<std::int64_t, kForcedAlgorithms.size()> auto_calls{};
+        std::vector<int> auto_algorithms;
+        auto_algorithms.reserve(static_cast<std::size_t>(o.iterations_for(bytes)));
         std::vector<TimedMethod> methods = {
             {"mpi_allreduce",
              [&] {
@@ -91,7 +93,7 @@ class BlockVariant final : public RowBenchmark {
                  check_mpi(MPIX_Sparse_allreduce(send, sparse_out, count, dt, MPI_SUM, ctx_.lib_comm),
                            "MPIX_Sparse_allreduce");
              },
-             [&] { count_last_algorithm(ctx_.lib_comm, auto_calls.data(), auto_calls.size()); }},
+             [&] { auto_algorithms.push_back(last_algorithm(ctx_.lib_comm)); }},
             {"floor", [&] { floor_copy(floor_method, floor_out, send, data_bytes); }},
         };
         if (o.no_mpi) methods.erase(methods.begin());
@@ -128,7 +130,19 @@ class BlockVariant final : public RowBenchmark {
             }
             r.set_text("best_forced", kForcedAlgorithms[best]);
             for (std::size_t i = 0; i < kForcedAlgorithms.size(); ++i)
-                r.set_int(std::string("auto_calls_") + kForcedAlgorithms[i], auto_calls[i]);
+                r.set_int(std::string("auto_calls_") + kForcedAlgorithms[i],
+                          std::count_if(auto_algorithms.begin(), auto_algorithms.end(), [i](int a) {
+                              return std::strcmp(algorithm_name(a), kForcedAlgorithms[i]) == 0;
+                          }));
+            // Call by call, for comparisons in pairs (the calls of one iteration were made moments apart).
+            std::vector<std::string> ran;
+            for (const int a : auto_algorithms)
+                ran.emplace_back(algorithm_name(a));
+            r.set_list("auto_call_algorithms", std::move(ran));
+            r.set_reals("sparse_calls_us", timed.latency[sparse_at].calls_us);
+            for (std::size_t i = 0; i < kForcedAlgorithms.size(); ++i)
+                r.set_reals(std::string("forced_") + kForcedAlgorithms[i] + "_calls_us",
+                            timed.latency[forced_at + i].calls_us);
             r.set_real("auto_over_best", timed.latency[sparse_at].avg_us / timed.latency[forced_at + best].avg_us);
         }
         return r;

@@ -15,6 +15,7 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
     const std::size_t n = methods.size();
     std::vector<double> total(n, 0.0);
     std::vector<long> faults(n, 0);
+    std::vector<double> calls;  // [method][iteration] in seconds, sized once the count is known
 
     // Each iteration runs the methods in a fresh order (the same on every rank: seeded by the
     // iteration), so no method always follows the same one. A fixed cyclic order made the method
@@ -38,6 +39,7 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
             getrusage(RUSAGE_SELF, &after);
             if (timed) {
                 total[m] += t1 - t0;
+                calls[m * static_cast<std::size_t>(iterations) + static_cast<std::size_t>(it)] = t1 - t0;
                 faults[m] += after.ru_minflt - before.ru_minflt;
                 if (methods[m].after_timed) methods[m].after_timed();
             }
@@ -55,6 +57,7 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
             iterations = std::max(1, static_cast<int>(std::floor(time_limit / per_iteration)));
     }
 
+    calls.assign(n * static_cast<std::size_t>(iterations), 0.0);
     before_timed();
     for (int it = 0; it < iterations; ++it)
         iteration(it, true);
@@ -63,6 +66,8 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
     result.iterations = iterations;
     int nranks = 1;
     MPI_Comm_size(comm, &nranks);
+    std::vector<double> calls_sum(calls.size(), 0.0);
+    MPI_Reduce(calls.data(), calls_sum.data(), static_cast<int>(calls.size()), MPI_DOUBLE, MPI_SUM, 0, comm);
     for (std::size_t m = 0; m < n; ++m) {
         const double mean_us = total[m] * 1e6 / iterations;
         LatencySummary s;
@@ -73,6 +78,9 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
         const double faults_per_call = static_cast<double>(faults[m]) / iterations;
         MPI_Reduce(&faults_per_call, &s.faults_per_call, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
         s.faults_per_call /= nranks;
+        for (int it = 0; it < iterations; ++it)
+            s.calls_us.push_back(calls_sum[m * static_cast<std::size_t>(iterations) + static_cast<std::size_t>(it)] *
+                                 1e6 / nranks);
         result.latency.push_back(s);
     }
     return result;

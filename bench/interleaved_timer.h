@@ -27,6 +27,9 @@ struct LatencySummary {
     // Minor page faults per timed call, mean over ranks: a method that maps fresh memory in every call
     // (MPI_Allreduce's temporary buffer at large sizes) pays for it here, and on a VM that can dominate.
     double faults_per_call = 0;
+    // Each timed call's time, mean over ranks, in order: calls of different methods made in the same
+    // iteration were made moments apart, so they can be compared in pairs (bench/scripts/planner_table.py).
+    std::vector<double> calls_us;
 };
 
 struct InterleavedResult {

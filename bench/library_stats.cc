@@ -84,10 +84,10 @@ const char *algorithm_name(int algorithm) {
     return "unknown";
 }
 
-void count_last_algorithm(MPI_Comm lib_comm, std::int64_t *counts, std::size_t n) {
+int last_algorithm(MPI_Comm lib_comm) {
     MPIX_Sparse_stats s{};
     check_mpi(MPIX_Sparse_stats_get(lib_comm, &s), "MPIX_Sparse_stats_get");
-    if (s.last_algorithm >= 0 && static_cast<std::size_t>(s.last_algorithm) < n) ++counts[s.last_algorithm];
+    return s.last_algorithm;
 }
 
 }  // namespace bench

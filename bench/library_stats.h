@@ -24,8 +24,8 @@ StatsSummary summarize_stats(MPI_Comm lib_comm, MPI_Comm base_comm, std::int64_t
 
 const char *algorithm_name(int algorithm);
 
-// Adds one to counts[a], a the MPIX_SPARSE_ALGORITHM_* of lib_comm's last call, when a < n (local).
-void count_last_algorithm(MPI_Comm lib_comm, std::int64_t *counts, std::size_t n);
+// The MPIX_SPARSE_ALGORITHM_* of lib_comm's last call (local).
+int last_algorithm(MPI_Comm lib_comm);
 
 // MPIX_Sparse_profile per timed call in microseconds, mean over ranks (collective over base_comm).
 struct ProfileSummary {

@@ -52,9 +52,14 @@ void write_value(JsonWriter &w, const Value &v) {
         w.value(*s);
     } else if (const auto *b = std::get_if<bool>(&v)) {
         w.value(*b);
+    } else if (const auto *texts = std::get_if<std::vector<std::string>>(&v)) {
+        w.begin_array();
+        for (const std::string &item : *texts)
+            w.value(item);
+        w.end_array();
     } else {
         w.begin_array();
-        for (const std::string &item : std::get<std::vector<std::string>>(v))
+        for (const double item : std::get<std::vector<double>>(v))
             w.value(item);
         w.end_array();
     }

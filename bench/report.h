@@ -11,7 +11,7 @@
 
 namespace bench {
 
-using Value = std::variant<std::int64_t, double, std::string, bool, std::vector<std::string>>;
+using Value = std::variant<std::int64_t, double, std::string, bool, std::vector<std::string>, std::vector<double>>;
 
 // Named values in insertion order (the JSON file keeps that order).
 class Record {
@@ -21,6 +21,7 @@ class Record {
     void set_text(const std::string &key, std::string v) { set(key, Value(std::move(v))); }
     void set_bool(const std::string &key, bool v) { set(key, Value(v)); }
     void set_list(const std::string &key, std::vector<std::string> v) { set(key, Value(std::move(v))); }
+    void set_reals(const std::string &key, std::vector<double> v) { set(key, Value(std::move(v))); }
 
     const Value *find(const std::string &key) const;
     const std::vector<std::pair<std::string, Value>> &fields() const { return fields_; }

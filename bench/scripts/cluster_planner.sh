@@ -2,11 +2,13 @@
 # The planner on a network (issue #13): 4 emulated nodes x 1 rank, links shaped to RATE (1gbit,
 # 10gbit), 1-64 MiB x 0.1-100%. --forced times the library with each algorithm forced (dense,
 # aggregator, allgather) interleaved call by call with auto's choice, so the ratio Auto/Best is taken
-# within one run; 1-8 MiB rows (10-60 ms a call) get 12 iterations, larger ones 3 (root; tools/cluster).
+# within one run; 1-8 MiB rows (10-60 ms a call) get 12 iterations, larger ones 6 (3 until 2026-12-07:
+# too few to tell algorithms 20% apart under calls that vary by 40%) (root; tools/cluster).
 # Warm-up: 12 calls per row (WARMUP), enough for auto's tuner (mpix_sparse_tune, on across nodes) to
 # try the algorithms it finds close and settle, so the timed calls show its steady choice;
 # MPIX_SPARSE_TUNE=off shows the cost model's choice alone.
-# Table: bench/scripts/planner_table.py OUT_small.json OUT_large.json
+# Table: bench/scripts/planner_table.py OUT_small.json OUT_large.json (several runs' files: cell medians,
+# and each cell's calls of all runs compared in pairs, with a bootstrap interval)
 # Usage: bench/scripts/cluster_planner.sh RATE [OUT_PREFIX]
 set -uo pipefail
 cd "$(dirname "$0")/../../build" || exit
@@ -22,4 +24,4 @@ run() { # sizes iterations warmup suffix
     --json "${out}_$4.json" 2>&1 | grep -v "UCX endpoint failed"
 }
 run 1048576:8388608 12 "${WARMUP:-12}" small
-run 16777216:67108864 3 "${WARMUP:-12}" large
+run 16777216:67108864 6 "${WARMUP:-12}" large

@@ -7,8 +7,12 @@ chose and its time over the fastest forced algorithm's, measured in the same run
 judges the choice alone: the forced time of the algorithms auto ran over the fastest forced (each
 algorithm's forced time weighted by the timed calls auto ran it, where the JSON counts them,
 auto_calls_*; else the algorithm of auto's last call); another the cost of choosing: auto's time
-over that forced time."""
+over that forced time. Where the JSON has each timed call's time (forced_*_calls_us and
+auto_call_algorithms, from 2026-12-07), a last line per cell pools the calls of all runs and puts
+a bootstrap interval around the choice's ratio, so a cell outside 10% is told apart from one whose
+difference the calls' own noise could make."""
 import json
+import random
 import statistics
 import sys
 
@@ -40,6 +44,30 @@ def chosen_forced_us(r):
     if calls is None:
         return r[f"forced_{r['algorithm_name']}_avg_us"] if f"forced_{r['algorithm_name']}_avg_us" in r else None
     return sum(n * r[f"forced_{a}_avg_us"] for a, n in calls.items()) / sum(calls.values())
+
+
+def call_pairs(r):
+    """Per timed iteration: (algorithm auto ran, {algorithm: its forced call's time}), or None."""
+    names = r.get("auto_call_algorithms")
+    forced = {a: r.get(f"forced_{a}_calls_us") for a in ALGORITHMS}
+    if not names or any(v is None or len(v) != len(names) for v in forced.values()):
+        return None
+    return [(n, {a: forced[a][i] for a in ALGORITHMS}) for i, n in enumerate(names) if n in ALGORITHMS]
+
+
+def choice_ratio(pairs):
+    """The forced time of what auto ran, call by call, over the fastest forced algorithm's in the
+    same iterations (the fastest by its mean over them)."""
+    best = min(ALGORITHMS, key=lambda a: sum(p[1][a] for p in pairs))
+    return sum(times[n] for n, times in pairs) / sum(times[best] for _, times in pairs)
+
+
+def choice_interval(pairs, rounds=2000, seed=1):
+    """The choice's ratio with a 90% bootstrap interval: iterations drawn again with replacement,
+    the fastest chosen anew in each draw (seeded: the same table on every run)."""
+    rng = random.Random(seed)
+    draws = sorted(choice_ratio([pairs[rng.randrange(len(pairs))] for _ in pairs]) for _ in range(rounds))
+    return choice_ratio(pairs), draws[int(0.05 * rounds)], draws[int(0.95 * rounds) - 1]
 
 
 def main(paths):
@@ -97,6 +125,26 @@ def main(paths):
                            if m > 1.10)
         print(f"choice within 10%, median per cell over runs: {sum(m <= 1.10 for m in med.values())} of "
               f"{len(med)}" + (f"; outside: {misses}" if misses else ""))
+    pooled = {}
+    for k in keys:
+        for r in (run[k] for run in runs if k in run):
+            pairs = call_pairs(r)
+            if pairs:
+                pooled.setdefault(k, []).extend(pairs)
+    if pooled:
+        # A cell outside 10% whose interval reaches down to 1.10 could be a draw of the calls' noise;
+        # one whose interval lies above 1.10 is a wrong choice.
+        judged = {k: choice_interval(v) for k, v in pooled.items()}
+        def listed(cells):
+            return ", ".join(f"{k[0] // 1048576} MiB {k[1] * 100:g}% {r:.2f} [{lo:.2f}, {hi:.2f}] ({len(pooled[k])} calls)"
+                             for k, (r, lo, hi) in sorted(cells.items()))
+        outside = {k: v for k, v in judged.items() if v[0] > 1.10}
+        beyond = {k: v for k, v in outside.items() if v[1] > 1.10}
+        noise = {k: v for k, v in outside.items() if v[1] <= 1.10}
+        print(f"choice within 10%, each cell's calls of all runs in pairs: {len(judged) - len(outside)} of {len(judged)}; "
+              f"outside beyond the noise (90% interval above 1.10): {len(beyond)}"
+              + (f" ({listed(beyond)})" if beyond else "")
+              + f"; outside within it: {len(noise)}" + (f" ({listed(noise)})" if noise else ""))
 
 
 if __name__ == "__main__":
