@@ -29,7 +29,11 @@ namespace mpix::sparse::detail {
 
 class CallTuner {
   public:
-    static constexpr double kExploreFactor = 1.5;
+    // Far enough to reach what the model gets wrong across nodes: over the emulated 10 Gbit/s links at
+    // 16 MiB 50% it predicted MPI_Allreduce at 133 ms, 2.0x the aggregator's 65, where it took 44-55
+    // ms to the aggregator's 54-72 (at 1.5 it was never measured). Measuring a candidate 3x slower
+    // costs (1 + kSamplesToCompare) * 2 of its shape's calls, once.
+    static constexpr double kExploreFactor = 3.0;
     // Samples of each candidate before the fastest is chosen: one alone is too easily a slow outlier
     // (over TCP a small exchange takes 0.04 ms or 8 ms alike), and with two (of two, the lower) an
     // algorithm not running looked faster than the one running, which is judged by a median.

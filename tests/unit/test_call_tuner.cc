@@ -91,11 +91,24 @@ TEST(CallTuner, KeepsTheModelsChoiceWhenItMeasuresFaster) {
             << "call " << i;
 }
 
+// Across nodes the model can be 2-3x off for one algorithm and right for another: 16 MiB 50% over
+// the emulated 10 Gbit/s links, predicted (ms) dense 133, aggregator 86, allgather 141; measured
+// 50, 68 and 57. Both others are measured, and dense takes over.
+TEST(CallTuner, MeasuresWhatTheModelPredictsUpToThreeTimesSlower) {
+    CallTuner tuner;
+    const auto cost = estimate(133, 86, 141);
+    const auto truth = times(50, 68, 57);
+    const auto ran =
+        run_calls(tuner, 2, Algorithm::Aggregator, cost, kAll, truth, 3 * (1 + CallTuner::kSamplesToCompare) + 1);
+    EXPECT_DOUBLE_EQ(tuner.measured_us(2, Algorithm::Allgather), 57.0);
+    EXPECT_EQ(ran.back(), Algorithm::Dense);
+}
+
 TEST(CallTuner, ExploresWhatTheModelUnderestimated) {
     CallTuner tuner;
-    // Dense is predicted 2x the aggregator, beyond the explore factor; but the aggregator measures
+    // Dense is predicted 4x the aggregator, beyond the explore factor; but the aggregator measures
     // 5x its prediction, so dense is worth a try and wins.
-    const auto cost = estimate(20, 10, 1000);
+    const auto cost = estimate(40, 10, 1000);
     const auto truth = times(30, 50, 1);
     const auto ran = run_calls(tuner, 1, Algorithm::Aggregator, cost, kAll, truth, 8);
     EXPECT_EQ(ran.back(), Algorithm::Dense);
