@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <utility>
 
@@ -13,7 +14,6 @@ namespace bench {
 InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int warmup, int iterations,
                                   double time_limit, MPI_Comm comm, const std::function<void()> &before_timed) {
     const std::size_t n = methods.size();
-    std::vector<double> total(n, 0.0);
     std::vector<long> faults(n, 0);
     std::vector<double> calls;  // [method][iteration] in seconds, sized once the count is known
 
@@ -38,7 +38,6 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
             const double t1 = MPI_Wtime();
             getrusage(RUSAGE_SELF, &after);
             if (timed) {
-                total[m] += t1 - t0;
                 calls[m * static_cast<std::size_t>(iterations) + static_cast<std::size_t>(it)] = t1 - t0;
                 faults[m] += after.ru_minflt - before.ru_minflt;
                 if (methods[m].after_timed) methods[m].after_timed();
@@ -69,7 +68,8 @@ InterleavedResult run_interleaved(const std::vector<TimedMethod> &methods, int w
     std::vector<double> calls_sum(calls.size(), 0.0);
     MPI_Reduce(calls.data(), calls_sum.data(), static_cast<int>(calls.size()), MPI_DOUBLE, MPI_SUM, 0, comm);
     for (std::size_t m = 0; m < n; ++m) {
-        const double mean_us = total[m] * 1e6 / iterations;
+        const auto method_calls = calls.begin() + static_cast<std::ptrdiff_t>(m * static_cast<std::size_t>(iterations));
+        const double mean_us = std::accumulate(method_calls, method_calls + iterations, 0.0) * 1e6 / iterations;
         LatencySummary s;
         MPI_Reduce(&mean_us, &s.avg_us, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
         MPI_Reduce(&mean_us, &s.min_us, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
