@@ -121,29 +121,37 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
     const auto &by = r.by_algorithm;
     const int m = static_cast<int>(model);
     const unsigned candidates = worth_measuring(r, model, cost, allowed);
-    if (may_explore) {
+    const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
+    if (may_explore && !r.first_choice_made) {
         // The candidates in turn, the one with the fewest measured calls first (on a tie the model's
         // choice, then the lower prediction), until each has its samples: a slow period of the
         // machine falls on all of them alike, not on whichever was being measured then.
-        const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
-        const auto runs = [&by](int a) { return by[a].samples + (by[a].warmed ? 1 : 0); };
-        const auto goes_before = [&](int a, int b) {
-            if (runs(a) != runs(b)) return runs(a) < runs(b);
-            if (a == m || b == m) return a == m;
-            return predicted[a] < predicted[b];
-        };
-        int explore = -1;
+        const int explore = next_to_measure(r, m, predicted, candidates);
+        if (explore >= 0) {
+            explored_ = explore != m;
+            return static_cast<Algorithm>(explore);
+        }
+        r.first_choice_made = true;
+    }
+    // The fastest of those compared on kSamplesToCompare samples; before any is, of those measured
+    // at all (calls that do not report use what there is).
+    const auto fastest = [&](int least_samples) {
+        int f = -1;
         for (int a = 0; a < kAlgorithms; ++a)
-            if (has(candidates, a) && by[a].samples < kSamplesToCompare && (explore < 0 || goes_before(a, explore)))
-                explore = a;
+            if (has(candidates, a) && by[a].samples >= least_samples && (f < 0 || by[a].us() < by[f].us())) f = a;
+        return f;
+    };
+    int best = fastest(kSamplesToCompare);
+    if (best < 0 && may_explore) {
+        // Nothing left compared (the model's choice changed to an algorithm never measured): measure
+        // again in turn.
+        const int explore = next_to_measure(r, m, predicted, candidates);
         if (explore >= 0) {
             explored_ = explore != m;
             return static_cast<Algorithm>(explore);
         }
     }
-    int best = -1;
-    for (int a = 0; a < kAlgorithms; ++a)
-        if (has(candidates, a) && by[a].samples > 0 && (best < 0 || by[a].us() < by[best].us())) best = a;
+    if (best < 0) best = fastest(1);
     if (best < 0) return model;
     const int steady = r.steady;
     if (steady >= 0 && steady != best && has(candidates, steady) && by[steady].samples > 0 &&
@@ -151,19 +159,25 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
         best = steady;
     r.steady = best;
     if (may_explore && call % kReexploreCalls == kReexploreCalls - 1) {
-        // The measured others in turn, not only the runner-up: one slow sample must not keep an
-        // algorithm out for good.
+        // The others in turn, not only the runner-up: one slow sample must not keep an algorithm out
+        // for good. A candidate that became worth measuring after the first choice (the running one
+        // measured slower than the model put it) is measured on these turns too, not call after
+        // call: a settled loop would otherwise take its first kSamplesToCompare + 1 calls in a row
+        // (over 1 Gbit/s at 2 MiB 1%, MPI_Allreduce at 3.9x the aggregator's time, in the bench's
+        // timed calls).
         int others[kAlgorithms - 1] = {}, count = 0;
         for (int a = 0; a < kAlgorithms; ++a)
-            if (a != best && has(candidates, a) && by[a].samples > 0) others[count++] = a;
+            if (a != best && has(candidates, a)) others[count++] = a;
         if (count > 0) {
-            // Running again an algorithm measured r times the best's time costs r - 1 of the best's
-            // time: it runs only on every stride-th of its turns, so re-measuring costs at most
-            // kReexploreBudget of the shape's time however slow it measured (in test_call_tuner
-            // one 12x slower, run again on every 32nd call, added 35% to the shape's time).
+            // Running again an algorithm measured (or, not yet measured, predicted) r times the
+            // best's time costs r - 1 of the best's time: it runs only on every stride-th of its
+            // turns, so re-measuring costs at most kReexploreBudget of the shape's time however slow
+            // it is (in test_call_tuner one 12x slower, run again on every 32nd call, added 35% to
+            // the shape's time).
             const int turn = call / kReexploreCalls;
             const int other = others[turn % count];
-            const double ratio = by[other].us() / by[best].us();
+            const double other_us = by[other].samples > 0 ? by[other].us() : predicted[other];
+            const double ratio = other_us / by[best].us();
             const double stride = std::ceil((ratio - 1) / (kReexploreCalls * kReexploreBudget));
             const int every = stride > 1 ? static_cast<int>(std::min(stride, 1024.0)) : 1;
             if ((turn / count) % every == every - 1) {
@@ -175,14 +189,35 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
     return static_cast<Algorithm>(best);
 }
 
+int CallTuner::next_to_measure(const ShapeRecord &r, int model, const double (&predicted)[kAlgorithms],
+                               unsigned candidates) {
+    const auto &by = r.by_algorithm;
+    const auto runs = [&by](int a) { return by[a].samples + (by[a].warmed ? 1 : 0); };
+    const auto goes_before = [&](int a, int b) {
+        if (runs(a) != runs(b)) return runs(a) < runs(b);
+        if (a == model || b == model) return a == model;
+        return predicted[a] < predicted[b];
+    };
+    int next = -1;
+    for (int a = 0; a < kAlgorithms; ++a)
+        if (has(candidates, a) && by[a].samples < kSamplesToCompare && (next < 0 || goes_before(a, next))) next = a;
+    return next;
+}
+
 bool CallTuner::settled(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed) const {
     const ShapeRecord *r = record_of(shape);
     if (r == nullptr) return false;
     const unsigned candidates = worth_measuring(*r, model, cost, allowed);
-    for (int a = 0; a < kAlgorithms; ++a)
-        if (has(candidates, a) && r->by_algorithm[static_cast<std::size_t>(a)].samples < kSamplesToCompare)
-            return false;
-    return true;
+    bool compared = false, all_compared = true;
+    for (int a = 0; a < kAlgorithms; ++a) {
+        if (!has(candidates, a)) continue;
+        const bool enough = r->by_algorithm[static_cast<std::size_t>(a)].samples >= kSamplesToCompare;
+        compared |= enough;
+        all_compared &= enough;
+    }
+    // After the first choice, a candidate still to be measured waits for re-exploration turns
+    // (choose()), as the measured ones do.
+    return all_compared || (r->first_choice_made && compared);
 }
 
 void CallTuner::expect(std::uint32_t shape, Algorithm algorithm, std::int64_t start_ns) {

@@ -13,6 +13,8 @@
 // every kReexploreCalls calls of the shape one of the others runs once more, in turn, so a choice
 // made on noisy samples is not final; one that measured far slower than the fastest only on every
 // few of its turns, so that running it again costs at most kReexploreBudget of the shape's time.
+// An algorithm that becomes worth measuring only after that first choice (the one running measured
+// slower than the model put it) is measured on those turns as well, within the same budget.
 // The choice moves to another algorithm only when it measures kSwitchMargin faster than the one
 // running and faster than the running one's lower quartile, a difference larger than the spread of
 // the running one's own calls: otherwise between algorithms within the noise of single calls (about
@@ -63,8 +65,10 @@ class CallTuner {
     // whose time will not be reported) only what was measured competes with the model's choice.
     Algorithm choose(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed,
                      bool may_explore);
-    // True when every algorithm worth measuring for `shape` has been measured (same arguments as
-    // choose): until then a dense plan must not start a dense streak, which skips the agreement.
+    // True when choose() no longer measures candidates call after call for `shape` (same arguments
+    // as choose): every one worth measuring has its samples, or the first choice was made and one
+    // that became worth measuring later waits for re-exploration turns. Until then a dense plan
+    // must not start a dense streak, which skips the agreement.
     bool settled(std::uint32_t shape, Algorithm model, const CostEstimate &cost, unsigned allowed) const;
     // True when the last choose() picked an algorithm only to measure it (not the model's choice
     // and not the fastest measured): such a dense call must not start a dense streak either.
@@ -102,7 +106,13 @@ class CallTuner {
         std::array<Measured, kAlgorithms> by_algorithm{};
         int calls = 0;
         int steady = -1;  // the algorithm the last steady (not exploring) choice ran
+        // Every candidate of the first calls had its samples: one that becomes a candidate later is
+        // measured on re-exploration turns, not call after call.
+        bool first_choice_made = false;
     };
+    // The candidate to measure next while some lack kSamplesToCompare samples (-1 when none do).
+    static int next_to_measure(const ShapeRecord &r, int model, const double (&predicted)[kAlgorithms],
+                               unsigned candidates);
     static unsigned worth_measuring(const ShapeRecord &r, Algorithm model, const CostEstimate &cost, unsigned allowed);
     ShapeRecord *record_of(std::uint32_t shape);
     const ShapeRecord *record_of(std::uint32_t shape) const;
