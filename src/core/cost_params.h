@@ -17,9 +17,13 @@ struct DensePoint {
 struct CostParams {
     // Dense MPI_Allreduce: latency (µs), and its per-byte cost by message size (interpolated in log
     // size, clamped at the ends). It is not one number: it rises as buffers leave the caches and again
-    // where Open MPI switches algorithm for large messages (here between 16 and 32 MiB).
+    // where Open MPI switches algorithm for large messages (here between 16 and 32 MiB). Up to 4 MiB
+    // the first fit (0.28-0.55, 2026-11-30) held buffers that stayed in the caches; every later
+    // machine measured 0.55-1.3 there, between other calls as in an application, and the planner
+    // sent 256 KiB-1 MiB at 50-100% to MPI_Allreduce where the aggregator was 1.1-1.5x faster
+    // (docs/performance.md, the eleventh session).
     double dense_alpha_us = 40.0;
-    std::vector<DensePoint> dense_table = {{0.25, 0.28}, {1, 0.30},  {2, 0.41},  {4, 0.55},
+    std::vector<DensePoint> dense_table = {{0.25, 0.60}, {1, 0.60},  {2, 0.62},  {4, 0.62},
                                            {8, 0.67},    {16, 0.71}, {32, 1.31}, {64, 1.34}};
     // Aggregator streaming: fixed cost (µs: agreement, message round trips, completion barrier), ns per
     // byte the busiest rank sends or receives, and ns per byte of blocks that travel packed (gathered
