@@ -4,8 +4,10 @@
 # aggregator, allgather) interleaved call by call with auto's choice, so the ratio Auto/Best is taken
 # within one run; 1-8 MiB rows (10-60 ms a call) get 12 iterations, larger ones 6 (3 until 2026-12-07:
 # too few to tell algorithms 20% apart under calls that vary by 40%) (root; tools/cluster).
-# Warm-up: 12 calls per row (WARMUP), enough for auto's tuner (mpix_sparse_tune, on across nodes) to
-# try the algorithms it finds close and settle, so the timed calls show its steady choice;
+# Warm-up: 16 calls per row (WARMUP), enough for auto's tuner (mpix_sparse_tune, on across nodes) to
+# try the algorithms it finds close and settle, so the timed calls show its steady choice: three
+# candidates take 3 x (1 + 3 samples) calls and one more to choose, and one may become a candidate
+# only after another's first samples (12 until 2026-12-07: no slack since three samples a candidate);
 # MPIX_SPARSE_TUNE=off shows the cost model's choice alone.
 # Table: bench/scripts/planner_table.py OUT_small.json OUT_large.json (several runs' files: cell medians,
 # and each cell's calls of all runs compared in pairs, with a bootstrap interval)
@@ -23,5 +25,5 @@ run() { # sizes iterations warmup suffix
     bench/osu_sparse_allreduce -m "$1" --density 0.001,0.01,0.1,0.5,1 -i "$2" -x "$3" --forced --validate \
     --json "${out}_$4.json" 2>&1 | grep -v "UCX endpoint failed"
 }
-run 1048576:8388608 12 "${WARMUP:-12}" small
-run 16777216:67108864 6 "${WARMUP:-12}" large
+run 1048576:8388608 12 "${WARMUP:-16}" small
+run 16777216:67108864 6 "${WARMUP:-16}" large
