@@ -24,6 +24,7 @@
 
 #include "core/block_bitmap.h"
 #include "core/block_scan.h"
+#include "core/core_sharing.h"
 #include "core/planner.h"
 #include "mpix_sparse/mpix_sparse.h"
 
@@ -142,6 +143,8 @@ Demand exact_demand(const BlockLayout &layout, const std::vector<unsigned char> 
     d.bin_width = layout.num_blocks();
     const auto u = static_cast<std::int64_t>(std::count(any.begin(), any.end(), 1));
     d.bins.assign(1, SumMax{u, u});  // (a braced list here trips GCC 12's -Wnonnull)
+    static const bool cores_shared = ranks_share_cores(MPI_COMM_WORLD);  // as the library's communicators see it
+    d.cores_shared = cores_shared;
     return d;
 }
 
@@ -176,7 +179,7 @@ void calibrate_elements(int rank, int size, int iterations, const CostParams &de
             // Unknowns: sparse_block_ns, allgather_block_ns, memory_ns; the rest at their defaults.
             const double known[2] = {
                 defaults.sparse_alpha_us * f.aggregator[0] + defaults.sparse_beta_ns * f.aggregator[1] +
-                    defaults.sparse_copy_ns * f.aggregator[2],
+                    defaults.sparse_copy_ns * f.aggregator[2] + defaults.shared_core_gap_ns * f.aggregator[4],
                 defaults.allgather_alpha_us * f.allgather[0] + defaults.allgather_beta_ns * f.allgather[1]};
             const std::vector<double> features[2] = {{f.aggregator[3], 0.0, f.output_zero},
                                                      {0.0, f.allgather[2], f.output_zero}};
@@ -280,8 +283,9 @@ int main(int argc, char **argv) {
             const std::vector<double> features[3] = {{f.dense[0], f.dense[1]},
                                                      {f.aggregator[0], f.aggregator[1], f.aggregator[2]},
                                                      {f.allgather[0], f.allgather[1]}};
-            const double fixed[3] = {0.0, defaults.sparse_block_ns * f.aggregator[3],
-                                     defaults.allgather_block_ns * f.allgather[2]};
+            const double fixed[3] = {
+                0.0, defaults.sparse_block_ns * f.aggregator[3] + defaults.shared_core_gap_ns * f.aggregator[4],
+                defaults.allgather_block_ns * f.allgather[2]};
             for (int a = 0; a < 3; ++a) {
                 if (a == 2 && static_cast<double>(d.nonzero_max) * (block * 4 + 8) * size > 256e6) continue;
                 const double us = time_calls(iterations, [&] {

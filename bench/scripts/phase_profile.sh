@@ -25,9 +25,9 @@ for i in range(1, runs + 1):
     for r in json.load(open(f"{out}/run{i}.json"))["rows"]:
         rows.setdefault(r["density"], []).append(r)
 cols = ["mpi_allreduce_avg_us", "sparse_avg_us", "floor_avg_us", "profile_scan_us", "profile_agreement_us",
-        "profile_stream_us", "profile_reduce_us", "profile_result_write_us", "profile_barrier_us", "profile_dense_us"]
+        "profile_allgather_us", "profile_stream_us", "profile_reduce_us", "profile_result_write_us", "profile_barrier_us", "profile_dense_us"]
 print(f"# median of {runs} runs; times in ms per call (phases: mean over ranks)")
-print("density  speedup  ours/floor  mpi  ours  floor  scan  agree  stream  reduce  write  barrier  dense  valid")
+print("density  speedup  ours/floor  mpi  ours  floor  scan  agree  gather  stream  reduce  write  barrier  dense  valid")
 for d, rs in sorted(rows.items()):
     med = {c: statistics.median(r[c] for r in rs) / 1000 for c in cols}
     speedup = statistics.median(r["mpi_allreduce_avg_us"] / r["sparse_avg_us"] for r in rs)

@@ -163,6 +163,8 @@ void SparseOperation::on_agreed() {
     d.nodes = state_.nodes();
     d.ranks_per_node = state_.ranks_per_node();
     d.node_multicast = state_.config().node_multicast;
+    d.dense_output = call_.allow_dense;
+    d.cores_shared = state_.cores_shared();
     make_plan(d, state_.config(), plan_);
     if (!call_.sparse_capable) plan_.algorithm = Algorithm::Dense;
     if (call_.sparse_capable && !call_.allow_dense && plan_.algorithm == Algorithm::Dense) {

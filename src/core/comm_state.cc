@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "core/core_sharing.h"
 #include "core/debug.h"
 #include "core/env_switch.h"
 #include "core/error.h"
@@ -108,11 +109,13 @@ void CommState::learn_nodes(const std::vector<int> &node_of_rank) {
 void CommState::learn_network(const std::vector<int> &node_of_rank) {
     if (node_of_rank.empty()) return;
     learn_nodes(node_of_rank);
+    cores_shared_ = ranks_share_cores(internal_);
     if (nodes_ > 1 && config_.cost.link_ns <= 0)
         config_.cost.link_ns = Library::get().link_costs().link_ns(internal_, node_of_rank);
-    if (nodes_ > 1 && debug_enabled() && rank_ == 0)
-        std::fprintf(stderr, "mpix_sparse: %d ranks on %d nodes (at most %d on one): %.3f ns per byte between nodes\n",
-                     size_, nodes_, ranks_per_node_, config_.cost.link_ns);
+    if ((nodes_ > 1 || cores_shared_) && debug_enabled() && rank_ == 0)
+        std::fprintf(stderr,
+                     "mpix_sparse: %d ranks on %d nodes (at most %d on one%s): %.3f ns per byte between nodes\n", size_,
+                     nodes_, ranks_per_node_, cores_shared_ ? ", sharing cores" : "", config_.cost.link_ns);
 }
 
 // Hierarchy pays off when traffic crosses nodes and some node has several ranks whose data can be

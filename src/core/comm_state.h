@@ -89,6 +89,7 @@ class CommState final : public MessageSink, public Progressable {
     // Nodes the ranks are on and the most ranks on one node (1 and size() on one node).
     int nodes() const { return nodes_; }
     int ranks_per_node() const { return ranks_per_node_; }
+    bool cores_shared() const { return cores_shared_; }
     // Whether a blocking call's dense path is MPI's blocking MPI_Allreduce rather than the
     // non-blocking one waited on: on one node Open MPI's blocking algorithms are up to 1.4x faster
     // than libnbc's; across nodes over TCP (the emulated cluster) libnbc's are (16 MiB, 4 nodes at
@@ -192,6 +193,7 @@ class CommState final : public MessageSink, public Progressable {
     int size_ = 1;
     int rank_ = 0;
     int nodes_ = 1, ranks_per_node_ = 1;
+    bool cores_shared_ = false;  // some node runs more ranks than it has cores (agreed)
     Config config_;
     Group group_;
     std::uint32_t context_ = 0;

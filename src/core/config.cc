@@ -42,6 +42,7 @@ const CostSetting kCostSettings[] = {
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_BETA_NS"}, &CostParams::sparse_beta_ns},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_COPY_NS"}, &CostParams::sparse_copy_ns},
     {{nullptr, "MPIX_SPARSE_COST_SPARSE_BLOCK_NS"}, &CostParams::sparse_block_ns},
+    {{nullptr, "MPIX_SPARSE_COST_SHARED_CORE_GAP_NS"}, &CostParams::shared_core_gap_ns},
     {{nullptr, "MPIX_SPARSE_COST_ALLGATHER_BLOCK_NS"}, &CostParams::allgather_block_ns},
     {{nullptr, "MPIX_SPARSE_COST_MEMORY_NS"}, &CostParams::memory_ns},
     {{nullptr, "MPIX_SPARSE_COST_PCIE_NS"}, &CostParams::pcie_ns},

@@ -45,6 +45,11 @@ struct CostParams {
     // ns of per-block work (accumulate, list, place) per block the busiest rank handles: invisible for
     // 256-element blocks, dominant for the element variant's one-element blocks.
     double sparse_block_ns = 7.3;
+    // ns per byte of the output's gaps that the aggregators' closing barrier waits for when a node
+    // runs more ranks than it has cores (4 ranks on 2 cores: the barrier phase took 0.02-0.03 ns
+    // per gap byte at 1%, 4-64 MiB, and the allgather, which ends without one, ran 1.1-1.3x faster
+    // there; docs/performance.md, the twelfth session).
+    double shared_core_gap_ns = 0.025;
     // Allgather of non-zero blocks or pairs: latency per log2(P) step (µs), ns per byte gathered, ns
     // per block merged (P * D).
     double allgather_alpha_us = 30.0;

@@ -67,6 +67,10 @@ CostFeatures cost_features(const Demand &d) {
     f.aggregator[1] = busiest / kNsPerUs;
     f.aggregator[2] = packed / kNsPerUs;
     f.aggregator[3] = busiest_blocks / kNsPerUs;
+    // The output's gaps, zeros every rank writes once its results are in: where ranks take turns on
+    // cores they finish these writes one after another, and the stream's closing barrier holds each
+    // rank until the last is done (the allgather has no such barrier).
+    if (d.cores_shared && d.dense_output) f.aggregator[4] = std::max(0.0, N - U * bb) / kNsPerUs;
     f.allgather[0] = std::ceil(std::log2(std::max(P, 2.0)));
     // A gathered block carries its number (algo/allgather_allreduce.h).
     f.allgather[1] = P * D * (bb + static_cast<double>(d.layout.number_bytes())) / kNsPerUs;
@@ -104,7 +108,8 @@ CostEstimate estimate_costs(const Demand &d, const CostParams &c) {
     const double zero = c.memory_ns * f.output_zero;
     e.dense_us += zero;
     e.aggregator_us = c.sparse_alpha_us * f.aggregator[0] + c.sparse_beta_ns * f.aggregator[1] +
-                      c.sparse_copy_ns * f.aggregator[2] + c.sparse_block_ns * f.aggregator[3] + zero;
+                      c.sparse_copy_ns * f.aggregator[2] + c.sparse_block_ns * f.aggregator[3] +
+                      c.shared_core_gap_ns * f.aggregator[4] + zero;
     e.allgather_us = c.allgather_alpha_us * f.allgather[0] + c.allgather_beta_ns * f.allgather[1] +
                      c.allgather_block_ns * f.allgather[2] + zero;
     e.dense_us += c.link_ns * f.link[0];  // the link features are zero on one node

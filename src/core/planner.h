@@ -29,6 +29,9 @@ struct Demand {
     int nodes = 1;                // nodes the ranks are on, and the most ranks on one of them
     int ranks_per_node = 1;
     bool node_multicast = false;  // results cross to each other node once per aggregator
+    bool dense_output = true;     // the output is a dense buffer (not the element variant's pairs)
+    // Some node runs more ranks than it has cores (core/core_sharing.h): they take turns on them.
+    bool cores_shared = false;
     // Every rank's input and output are read in place by its peers (MPIX_Sparse_alloc_mem): fewer
     // copies than the model's constants assume. Only the tuner tells such calls apart.
     bool in_place = false;
@@ -45,9 +48,9 @@ struct CostEstimate {
 struct CostFeatures {
     // dense: {1, 2(P-1)/P * N in thousands of bytes} x {alpha_us, ns per byte (dense_ns_per_byte)}
     double dense[2] = {};
-    // aggregator: {1, busiest-rank bytes, packed bytes, busiest-rank blocks}
-    //             x {alpha_us, beta_ns, copy_ns, block_ns}
-    double aggregator[4] = {};
+    // aggregator: {1, busiest-rank bytes, packed bytes, busiest-rank blocks, gap bytes where ranks
+    //             share cores} x {alpha_us, beta_ns, copy_ns, block_ns, shared_core_gap_ns}
+    double aggregator[5] = {};
     // allgather: {log2 steps, gathered bytes, merged blocks} x {alpha_us, beta_ns, block_ns}
     double allgather[3] = {};
     // every algorithm (the element variant writes its whole output): output bytes to zero x memory_ns

@@ -139,6 +139,27 @@ TEST(Planner, SlowLinksFavourTheAlgorithmThatSendsLess) {
     EXPECT_EQ(make_plan(across(demand(2048, 4, 4, 1.0), 4, 1), config).algorithm, Algorithm::Dense);
 }
 
+TEST(Planner, RanksSharingCoresPayForTheAggregatorsGapsAtLowDensity) {
+    // 16 MiB on 4 ranks. Where ranks take turns on cores, the aggregators' closing barrier waits for
+    // the last rank's zeros in the output's gaps; the allgather ends without it.
+    const Config config;
+    Demand d = demand(16384, 4, 4, 0.01);
+    EXPECT_EQ(cost_features(d).aggregator[4], 0.0);
+    EXPECT_EQ(make_plan(d, config).algorithm, Algorithm::Aggregator);
+    d.cores_shared = true;
+    const CostFeatures f = cost_features(d);
+    const double bb = static_cast<double>(d.layout.block_bytes());
+    EXPECT_NEAR(f.aggregator[4], (static_cast<double>(d.layout.total_bytes()) - f.union_blocks * bb) / 1e3, 1e-9);
+    EXPECT_EQ(make_plan(d, config).algorithm, Algorithm::Allgather);
+    // At 10% the allgather's bytes outweigh it.
+    Demand denser = demand(16384, 4, 4, 0.1);
+    denser.cores_shared = true;
+    EXPECT_EQ(make_plan(denser, config).algorithm, Algorithm::Aggregator);
+    // A sparse output (the element variant's pairs) has no gaps to write.
+    d.dense_output = false;
+    EXPECT_EQ(cost_features(d).aggregator[4], 0.0);
+}
+
 TEST(Planner, ForcedAlgorithmIsObeyed) {
     Config config;
     config.algorithm = AlgorithmChoice::Aggregator;
