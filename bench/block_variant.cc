@@ -169,8 +169,9 @@ class BlockVariant final : public RowBenchmark {
         if (send_.size() >= bytes) return;
         for (AlignedBuffer *b : {&send_, &dense_out_, &sparse_out_, &floor_out_})
             b->resize(bytes);
+        if (!ctx_.opts.forced) return;
         for (AlignedBuffer &b : forced_out_)
-            if (ctx_.opts.forced) b.resize(bytes);
+            b.resize(bytes);
     }
 
     const BenchContext &ctx_;

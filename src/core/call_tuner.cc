@@ -122,15 +122,16 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
     const int m = static_cast<int>(model);
     const unsigned candidates = worth_measuring(r, model, cost, allowed);
     const double predicted[kAlgorithms] = {cost.dense_us, cost.aggregator_us, cost.allgather_us};
+    // The candidates in turn, the one with the fewest measured calls first (on a tie the model's
+    // choice, then the lower prediction), until each has its samples: a slow period of the machine
+    // falls on all of them alike, not on whichever was being measured then. -1 once all have them.
+    const auto measure_next = [&] {
+        const int a = next_to_measure(r, m, predicted, candidates);
+        if (a >= 0) explored_ = a != m;
+        return a;
+    };
     if (may_explore && !r.first_choice_made) {
-        // The candidates in turn, the one with the fewest measured calls first (on a tie the model's
-        // choice, then the lower prediction), until each has its samples: a slow period of the
-        // machine falls on all of them alike, not on whichever was being measured then.
-        const int explore = next_to_measure(r, m, predicted, candidates);
-        if (explore >= 0) {
-            explored_ = explore != m;
-            return static_cast<Algorithm>(explore);
-        }
+        if (const int a = measure_next(); a >= 0) return static_cast<Algorithm>(a);
         r.first_choice_made = true;
     }
     // The fastest of those compared on kSamplesToCompare samples; before any is, of those measured
@@ -145,11 +146,7 @@ Algorithm CallTuner::choose(std::uint32_t shape, Algorithm model, const CostEsti
     if (best < 0 && may_explore) {
         // Nothing left compared (the model's choice changed to an algorithm never measured): measure
         // again in turn.
-        const int explore = next_to_measure(r, m, predicted, candidates);
-        if (explore >= 0) {
-            explored_ = explore != m;
-            return static_cast<Algorithm>(explore);
-        }
+        if (const int a = measure_next(); a >= 0) return static_cast<Algorithm>(a);
     }
     if (best < 0) best = fastest(1);
     if (best < 0) return model;
