@@ -24,7 +24,7 @@
 
 #include "core/block_bitmap.h"
 #include "core/block_scan.h"
-#include "core/core_sharing.h"
+#include "core/node_layout.h"
 #include "core/planner.h"
 #include "mpix_sparse/mpix_sparse.h"
 
@@ -143,7 +143,8 @@ Demand exact_demand(const BlockLayout &layout, const std::vector<unsigned char> 
     d.bin_width = layout.num_blocks();
     const auto u = static_cast<std::int64_t>(std::count(any.begin(), any.end(), 1));
     d.bins.assign(1, SumMax{u, u});  // (a braced list here trips GCC 12's -Wnonnull)
-    static const bool cores_shared = ranks_share_cores(MPI_COMM_WORLD);  // as the library's communicators see it
+    static const bool cores_shared =
+        learn_node_layout(MPI_COMM_WORLD).cores_shared;  // as the library's communicators see it
     d.cores_shared = cores_shared;
     return d;
 }

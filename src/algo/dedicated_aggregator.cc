@@ -10,6 +10,7 @@
 #include "core/debug.h"
 #include "core/error.h"
 #include "core/library.h"
+#include "core/node_layout.h"
 #include "core/placement.h"
 #include "core/result_fanout.h"
 
@@ -38,7 +39,7 @@ MPI_Comm create_dedicated(MPI_Comm comm, const Config &config) {
     group.size = size;
     group.rank = rank;
     group.dedicated = true;
-    const std::vector<int> node = node_of_ranks(parent);
+    const std::vector<int> node = learn_node_layout(parent).node_of_rank;
     group.aggregators = choose_aggregators(node, aggregators, config.placement);
     for (int r = 0; r < size; ++r)
         if (std::find(group.aggregators.begin(), group.aggregators.end(), r) == group.aggregators.end())

@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "core/core_sharing.h"
 #include "core/debug.h"
 #include "core/env_switch.h"
 #include "core/error.h"
@@ -69,8 +68,9 @@ CommState::CommState(MPI_Comm comm, const Config &config) : config_(config) {
         for (int r = 0; r < size_; ++r)
             group_.workers.push_back(r);
         // Node topology: aggregator placement, hierarchy, and what crossing nodes costs the planner.
-        const std::vector<int> node = size_ > 1 ? node_of_ranks(internal_) : std::vector<int>();
-        learn_network(node);
+        const NodeLayout layout = size_ > 1 ? learn_node_layout(internal_) : NodeLayout();
+        const std::vector<int> &node = layout.node_of_rank;
+        learn_network(layout);
         group_.aggregators = aggregators == size_ || size_ == 1
                                  ? group_.workers
                                  : choose_aggregators(node, aggregators, config.placement);
@@ -106,12 +106,12 @@ void CommState::learn_nodes(const std::vector<int> &node_of_rank) {
 
 // Nodes and the most ranks on one; across nodes, the link's cost per byte unless configured (a
 // hierarchy level inherits its parent's). Every rank gets the same values (the probe agrees on them).
-void CommState::learn_network(const std::vector<int> &node_of_rank) {
-    if (node_of_rank.empty()) return;
-    learn_nodes(node_of_rank);
-    cores_shared_ = ranks_share_cores(internal_);
+void CommState::learn_network(const NodeLayout &layout) {
+    if (layout.node_of_rank.empty()) return;
+    learn_nodes(layout.node_of_rank);
+    cores_shared_ = layout.cores_shared;
     if (nodes_ > 1 && config_.cost.link_ns <= 0)
-        config_.cost.link_ns = Library::get().link_costs().link_ns(internal_, node_of_rank);
+        config_.cost.link_ns = Library::get().link_costs().link_ns(internal_, layout.node_of_rank);
     if ((nodes_ > 1 || cores_shared_) && debug_enabled() && rank_ == 0)
         std::fprintf(stderr,
                      "mpix_sparse: %d ranks on %d nodes (at most %d on one%s): %.3f ns per byte between nodes\n", size_,

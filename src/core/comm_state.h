@@ -27,6 +27,7 @@
 #include "core/config.h"
 #include "core/dense_streak.h"
 #include "core/group.h"
+#include "core/node_layout.h"
 #include "core/operation.h"
 #include "core/phase_profile.h"
 #include "transport/transport.h"
@@ -175,7 +176,7 @@ class CommState final : public MessageSink, public Progressable {
     // destructor): an aggregator leaves when every worker said goodbye.
     void say_goodbye();
     void build_hierarchy(const std::vector<int> &node_of_rank);
-    void learn_network(const std::vector<int> &node_of_rank);
+    void learn_network(const NodeLayout &layout);
     void reserve_queues();
     void activate_front();
     void fail_running(OpError error);

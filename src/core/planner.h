@@ -30,7 +30,7 @@ struct Demand {
     int ranks_per_node = 1;
     bool node_multicast = false;  // results cross to each other node once per aggregator
     bool dense_output = true;     // the output is a dense buffer (not the element variant's pairs)
-    // Some node runs more ranks than it has cores (core/core_sharing.h): they take turns on them.
+    // Some node runs more ranks than it has cores (core/node_layout.h): they take turns on them.
     bool cores_shared = false;
     // Every rank's input and output are read in place by its peers (MPIX_Sparse_alloc_mem): fewer
     // copies than the model's constants assume. Only the tuner tells such calls apart.

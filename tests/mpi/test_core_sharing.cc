@@ -1,5 +1,6 @@
-// Whether ranks take turns on cores (core/core_sharing.h): each rank binds itself to chosen CPUs
-// for a case, then restores its own mask. A node's cores are the union of its ranks' masks.
+// Where ranks run (core/node_layout.h): their nodes, and whether they take turns on cores. Each rank
+// binds itself to chosen CPUs for a case, then restores its own mask. A node's cores are the union of
+// its ranks' masks.
 #include <gtest/gtest.h>
 
 #include <sched.h>
@@ -7,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/core_sharing.h"
+#include "core/node_layout.h"
 #include "mpi_test_util.h"
 
 namespace mpix::sparse::detail::testing {
@@ -46,6 +47,10 @@ std::vector<int> cpus_of_all_ranks() {
     return cpus;
 }
 
+bool ranks_share_cores(MPI_Comm comm) {
+    return learn_node_layout(comm).cores_shared;
+}
+
 bool one_machine() {
     MPI_Comm node = MPI_COMM_NULL;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -53,6 +58,13 @@ bool one_machine() {
     MPI_Comm_size(node, &size);
     MPI_Comm_free(&node);
     return size == world_size();
+}
+
+TEST(NodeLayout, RanksOfOneMachineAreOnNodeZero) {
+    const NodeLayout layout = learn_node_layout(MPI_COMM_WORLD);
+    ASSERT_EQ(layout.node_of_rank.size(), static_cast<std::size_t>(world_size()));
+    if (!one_machine()) GTEST_SKIP() << "needs its ranks on one machine";
+    EXPECT_TRUE(std::all_of(layout.node_of_rank.begin(), layout.node_of_rank.end(), [](int n) { return n == 0; }));
 }
 
 TEST(CoreSharing, RanksBoundToOneCpuShareIt) {
