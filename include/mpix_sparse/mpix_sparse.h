@@ -167,6 +167,10 @@ MPIX_SPARSE_API int MPIX_Sparse_request_free(MPIX_Sparse_request *request);
  * After either error the communicator is broken: later calls on it return the same class at once,
  * freeing it does not wait, other communicators keep working.
  * A value that does not parse is an error naming the key, never a silent default.
+ * Every setting must be the same on all ranks of the communicator, except mpix_sparse_progress_thread,
+ * _profile, _node_multicast (off on any rank turns it off), the timeout's length and
+ * MPIX_SPARSE_SHARED_MEMORY_BYTES: ranks set apart make the communicator's creation (or first call,
+ * for one not made by MPIX_Sparse_comm_create) fail on every rank with MPIX_ERR_SPARSE_INFO.
  * @{ */
 
 /** Carve aggregator ranks out of comm (collective). Colocated mode: every rank gets *newcomm (a new
@@ -271,7 +275,8 @@ MPIX_SPARSE_API int MPIX_Sparse_profile_get(MPI_Comm comm, MPIX_Sparse_profile *
  * (n-1) * 2^-24 of the sum of their magnitudes). A hierarchical reduction (mpix_sparse_hierarchical)
  * rounds each node's sum too, before the node leaders add them. MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN on the dense
  * path use MPI_Allreduce with an op of the library that computes each combination in float and
- * rounds it (one rounding per combination, in MPI's order). Other ops are MPIX_ERR_SPARSE_ARG
+ * rounds it (one rounding per combination, in MPI's order; a NaN result is the canonical quiet NaN
+ * and MAX/MIN take NaN over numbers and +0 over -0 (MIN: -0), so every rank gets the same bits). Other ops are MPIX_ERR_SPARSE_ARG
  * errors. The types are made on first use (MPI must be initialized; before, and after
  * MPI_Finalize, these return MPI_DATATYPE_NULL) and freed by MPI_Finalize; MPI's own calls can send
  * them (they are plain bytes to MPI) but cannot reduce them.

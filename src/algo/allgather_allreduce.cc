@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -18,6 +19,9 @@ constexpr std::size_t kScatterTileBytes = std::size_t{64} << 10;  // stays in L2
 }  // namespace
 
 namespace {
+
+// A count no record can hold (every count is checked against max_blocks): the failed rank's mark.
+constexpr std::uint64_t kFailedRecord = UINT64_MAX;
 
 // Where a record's data starts: after its count and its block numbers, padded to 8 bytes so that the
 // data (and the next record) stays aligned for every element type. No overflow: allgather_record_bytes
@@ -51,6 +55,10 @@ void pack_record(const ContributionSource &source, const BlockLayout &layout, st
     const std::uint64_t n =
         source.copy_blocks(layout, max_blocks, numbers, record + record_data_offset(layout, max_blocks));
     std::memcpy(record, &n, 8);
+}
+
+void mark_record_failed(std::byte *record) {
+    std::memcpy(record, &kFailedRecord, 8);
 }
 
 namespace {
@@ -236,6 +244,7 @@ void reduce_records_of(const std::byte *all, int ranks, std::size_t record_bytes
         std::uint64_t count = 0;
         std::memcpy(&count, rec, 8);
         const auto *idx = reinterpret_cast<const Index *>(rec + 8);
+        if (count == kFailedRecord) fail(ErrorId::RemoteFailure, "rank " + std::to_string(r) + " failed");
         if (count > max_blocks || !ascending_below(idx, static_cast<std::size_t>(count), blocks))
             fail(ErrorId::ProtocolViolation, "allgather record with bad block numbers");
         records.push_back({idx, rec + data_at, count, 0});

@@ -23,9 +23,15 @@ std::uint64_t allgather_record_bytes(const BlockLayout &layout, std::uint64_t ma
 void pack_record(const ContributionSource &source, const BlockLayout &layout, std::uint64_t max_blocks,
                  std::byte *record);
 
+// This rank's record when it failed the call after the agreement and before packing (a device
+// buffer's blocks could not be read): it must still join the allgather, and its peers must learn of
+// the failure rather than reduce what the record would hold.
+void mark_record_failed(std::byte *record);
+
 // After MPI_Allgather of every rank's record into `all`: checks each record (they come from other
 // ranks) and reduces them window by window, contributors in rank order, into `sink`. Throws
-// Error(ProtocolViolation) on a malformed record.
+// Error(RemoteFailure) when a peer's record is marked failed and Error(ProtocolViolation) on a
+// malformed record, before anything is written.
 void reduce_gathered(const std::byte *all, int ranks, std::size_t record_bytes, const BlockLayout &layout,
                      ElementType type, ReduceOp op, std::uint64_t max_blocks, StreamResources &resources,
                      ResultSink &sink);

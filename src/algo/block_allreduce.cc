@@ -184,9 +184,11 @@ void BlockAllreduce::planned(Algorithm algorithm) {
     // Only a sparse plan needs the contribution's blocks on the host: the dense one stages it all.
     if (algorithm == Algorithm::Dense || !on_device(kinds_.send) || call_.nonzero == 0) return;
     try {
+        if (state().config().fail_at == FailPoint::Download)
+            throw Error(ErrorId::InjectedFailure, "reading the device buffer's blocks");
         device_->download_blocks(input(), call_.layout, scratch().bitmap, call_.nonzero, scratch().device.input.data());
     } catch (const Error &e) {
-        fail(OpError{e.id(), e.detail()});  // the stream still starts, and tells its peers
+        fail(OpError{e.id(), e.detail()});  // the stream or the allgather still starts, and tells the peers
     }
 }
 

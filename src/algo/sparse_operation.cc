@@ -297,9 +297,13 @@ void SparseOperation::start_allgather() {
     BufferPool &pool = scratch().resources.buffers;
     scratch().resources.profile = profile_;
     gathered_ = pool.acquire(record_bytes_ * static_cast<std::size_t>(ranks));
-    // Packed straight into this rank's slot of the gathered records: no copy of its own record.
-    pack_record(source(), call_.layout, plan_.max_contribution,
-                gathered_.data() + record_bytes_ * static_cast<std::size_t>(state_.rank()));
+    // Packed straight into this rank's slot of the gathered records: no copy of its own record. A
+    // rank that failed since the agreement still joins, with a record that tells its peers.
+    std::byte *mine = gathered_.data() + record_bytes_ * static_cast<std::size_t>(state_.rank());
+    if (error_)
+        mark_record_failed(mine);
+    else
+        pack_record(source(), call_.layout, plan_.max_contribution, mine);
     MPI_Request r = MPI_REQUEST_NULL;
     mpi_.add(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered_.data(), static_cast<int>(record_bytes_),
                             MPI_BYTE, state_.comm(), &r),

@@ -9,35 +9,13 @@
 
 using namespace mpix::sparse::detail;
 
-namespace {
-
-// Configuration errors are local, but comm_create is collective: every rank learns whether any rank
-// failed, so no rank walks into the next collective alone.
-Config agree_on_config(MPI_Comm comm, MPI_Info info) {
-    std::unique_ptr<Error> local;
-    Config config;
-    try {
-        config = config_from_info(info);
-    } catch (const Error &e) {
-        local = std::make_unique<Error>(e);
-    }
-    int failed = local ? 1 : 0;
-    const int rc = PMPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm);
-    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
-    if (local) throw *local;
-    if (failed) fail(ErrorId::RemoteArgument, "another rank's configuration is invalid");
-    return config;
-}
-
-}  // namespace
-
 extern "C" int MPIX_Sparse_comm_create(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     return api_call(comm, [&] {
         Library &library = Library::get();
         library.check_comm(comm);
         if (newcomm == nullptr) fail(ErrorId::NullNewcomm);
         *newcomm = MPI_COMM_NULL;
-        const Config config = agree_on_config(comm, info);
+        const Config config = agree_on_config(comm, [info] { return config_from_info(info); });
         if (config.mode == AggregatorMode::Dedicated) {
             *newcomm = create_dedicated(comm, config);
             return;

@@ -43,6 +43,10 @@ ErrorId check_element_arguments(const ElementInput &in) {
     MPI_Count size = 0;
     if (MPI_Type_size_x(in.datatype, &size) != MPI_SUCCESS || size == MPI_UNDEFINED || size <= 0)
         return ErrorId::UnsupportedDatatype;
+    // Byte offsets into the vector stay below 2^62 (the wire format's bound: every length a message
+    // implies is then computed without overflow), far beyond any address space.
+    if (static_cast<std::uint64_t>(in.count) > (std::uint64_t{1} << 62) / static_cast<std::uint64_t>(size))
+        return ErrorId::CountTooLarge;
     return kNoError;
 }
 

@@ -234,6 +234,10 @@ CommState::~CommState() {
         for (InboundMessage &m : early_)
             release(m);
         early_.clear();
+        // The transport's teardown forgets peer segments and reads its sends' counts, which UCX's
+        // callbacks change under this lock on whichever thread progresses (another call, the
+        // progress thread): it goes here, not with the members after the lock is released.
+        links_.reset();
     }
     if (internal_ != MPI_COMM_NULL) MPI_Comm_free(&internal_);
 }
@@ -285,6 +289,22 @@ void CommState::fail_running(OpError error) {
         pending_error_ = std::move(error);
 }
 
+void CommState::fail_named(std::uint64_t seq, OpError error) {
+    const bool running = !queue_.empty() && front_active_;
+    if (running && seq == queue_.front()->seq()) {
+        queue_.front()->fail(std::move(error));
+        return;
+    }
+    const std::uint64_t oldest = queue_.empty() ? next_seq_ : queue_.front()->seq();
+    if (seq < oldest) return;  // an operation that ended here: its peers learned how it ended
+    if (seq < next_seq_ + kMaxAhead && !named_error_) {
+        named_error_ = std::move(error);  // for when that operation becomes active here
+        named_error_seq_ = seq;
+        return;
+    }
+    fail_running(std::move(error));  // names no operation this rank can reach: the header lies
+}
+
 void CommState::activate_front() {
     Operation &op = *queue_.front();
     front_active_ = true;
@@ -320,6 +340,10 @@ void CommState::activate_front() {
     if (pending_error_) {
         op.fail(std::move(pending_error_));
         pending_error_ = OpError{};
+    }
+    if (named_error_ && named_error_seq_ <= op.seq()) {  // (<: an operation withdrawn before it ran)
+        if (named_error_seq_ == op.seq()) op.fail(std::move(named_error_));
+        named_error_ = OpError{};
     }
 }
 
@@ -367,7 +391,7 @@ void CommState::on_message(InboundMessage &&message) {
         }
         if (const char *bad = check_header(h, sizeof(WireHeader))) {
             release(message);
-            fail_running({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
+            fail_named(h.seq, {ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
             return;
         }
         if (h.kind == MessageKind::Goodbye) {

@@ -180,6 +180,10 @@ class CommState final : public MessageSink, public Progressable {
     void reserve_queues();
     void activate_front();
     void fail_running(OpError error);
+    // A malformed message fails the operation its header names, not whichever runs here: a peer may
+    // be on the next operation while this rank ends the last one, which must not fail for it (and
+    // the next must). One that ended here is left alone; one not active yet fails when it becomes so.
+    void fail_named(std::uint64_t seq, OpError error);
     bool settle_lingering();
     void release(InboundMessage &message);
     // The watchdog, after each progress step of the active operation.
@@ -216,6 +220,8 @@ class CommState final : public MessageSink, public Progressable {
     std::vector<InboundMessage> early_;  // messages of operations not yet active here (capacity kept)
     std::vector<StateObserver *> observers_;
     OpError pending_error_;  // a malformed message arrived while nothing was active
+    OpError named_error_;    // a malformed message named operation named_error_seq_, not active yet
+    std::uint64_t named_error_seq_ = 0;
     std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
     std::unique_ptr<Operation> spare_operation_;  // holds a scratch of spare_'s while kept
 

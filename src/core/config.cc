@@ -4,7 +4,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "core/block_layout.h"
@@ -150,7 +152,8 @@ const Keyword<FailPoint> kFailWords[] = {{"none", FailPoint::None},
                                          {"stop", FailPoint::Stop},
                                          {"exit", FailPoint::Exit},
                                          {"connect", FailPoint::Connect},
-                                         {"stream_memory", FailPoint::StreamMemory}};
+                                         {"stream_memory", FailPoint::StreamMemory},
+                                         {"download", FailPoint::Download}};
 
 template <class T>
 void set_or_fail(T &field, std::optional<T> parsed, ErrorId id, const SettingName &name, const std::string &raw) {
@@ -246,6 +249,68 @@ Config config_from_info(MPI_Info info) {
         if (MPI_Info_get(info, name.info_key, len, value.data(), &flag) != MPI_SUCCESS || !flag) return std::nullopt;
         return std::string(value.data());
     });
+}
+
+namespace {
+
+// FNV-1a over the values' bytes: an agreement check, not a security one.
+class Digest {
+  public:
+    template <typename T>
+    void add(const T &value) {
+        unsigned char bytes[sizeof(T)];
+        std::memcpy(bytes, &value, sizeof(T));
+        for (unsigned char b : bytes)
+            h_ = (h_ ^ b) * 1099511628211ull;
+    }
+    std::uint64_t value() const { return h_; }
+
+  private:
+    std::uint64_t h_ = 14695981039346656037ull;
+};
+
+}  // namespace
+
+std::uint64_t shared_settings_digest(const Config &c) {
+    Digest d;
+    d.add(c.block_elems);
+    d.add(c.aggregators);
+    d.add(c.mode);
+    d.add(c.algorithm);
+    d.add(c.placement);
+    d.add(c.hierarchical);
+    d.add(c.dense_below_bytes);
+    d.add(c.message_bytes);
+    d.add(c.window);
+    d.add(c.tune);
+    d.add(c.timeout_s > 0);  // a timeout makes blocking dense calls non-blocking ones
+    for (const CostSetting &setting : kCostSettings)
+        d.add(c.cost.*setting.field);
+    d.add(c.cost.dense_table.size());
+    for (const DensePoint &p : c.cost.dense_table) {
+        d.add(p.mib);
+        d.add(p.ns);
+    }
+    return d.value();
+}
+
+Config agree_on_config(MPI_Comm comm, const std::function<Config()> &read) {
+    std::unique_ptr<Error> local;
+    Config config;
+    try {
+        config = read();
+    } catch (const Error &e) {
+        local = std::make_unique<Error>(e);
+    }
+    // The digest's 63 low bits as h and -h: one MAX tells whether all ranks hold the same value.
+    const auto h = static_cast<long long>(shared_settings_digest(config) >> 1);
+    long long v[3] = {local ? 1 : 0, h, -h};
+    const int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
+    if (local) throw *local;
+    if (v[0] != 0) fail(ErrorId::RemoteArgument, "another rank's configuration is invalid");
+    if (v[1] != -v[2]) fail(ErrorId::InfoMismatch);
+    return config;
 }
 
 }  // namespace mpix::sparse::detail

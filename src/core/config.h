@@ -27,10 +27,24 @@ enum class TuneSetting { Auto, On, Off };
 //   sending its first message; aggregate: an aggregator fails at its first contribution; result: a
 //   worker fails at its first result; corrupt: a worker's first message has a malformed header;
 //   throw: a worker's step throws an exception after its first message (exception safety);
-//   connect: setting up the communicator's transport fails on this rank (its peers must fail too).
+//   connect: setting up the communicator's transport fails on this rank (its peers must fail too);
+//   download: reading a device send buffer's non-zero blocks fails after the agreement.
 // Test hooks (mpix_sparse_test_fail): a failure injected on this rank at one point of a call; Stop
 // and Exit make the process raise SIGSTOP on itself or _exit(0) after its first contribution.
-enum class FailPoint { None, Scan, Contribution, Aggregate, Result, Corrupt, Throw, Stop, Exit, Connect, StreamMemory };
+enum class FailPoint {
+    None,
+    Scan,
+    Contribution,
+    Aggregate,
+    Result,
+    Corrupt,
+    Throw,
+    Stop,
+    Exit,
+    Connect,
+    StreamMemory,
+    Download
+};
 
 struct Config {
     std::uint32_t block_elems = 256;
@@ -82,5 +96,17 @@ const Config &environment_defaults();
 
 // The environment defaults overridden by the keys present in `info` (MPI_INFO_NULL allowed).
 Config config_from_info(MPI_Info info);
+
+// A digest of the settings every rank of a communicator must share: those that decide which
+// collectives a call posts or which algorithm it plans. Left out: what changes this rank alone (the
+// progress thread, profiling, its shared memory, the test hook, how long a timeout is), and node
+// multicast, which the ranks reconcile themselves (off where any rank has it off).
+std::uint64_t shared_settings_digest(const Config &config);
+
+// Settings are read by each rank, but a communicator's collectives follow them: ranks that read
+// different values would post different collectives and hang or mix their data. Collective over comm
+// (one allreduce): `read` gives this rank's settings; every rank throws if any rank's read failed
+// (its own error there, RemoteArgument elsewhere) or if their digests differ (InfoMismatch).
+Config agree_on_config(MPI_Comm comm, const std::function<Config()> &read);
 
 }  // namespace mpix::sparse::detail

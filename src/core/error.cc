@@ -88,6 +88,10 @@ constexpr std::array<ErrorDescription, static_cast<int>(ErrorId::Count_)> kDescr
      "timeout)"},
     {ErrorId::InfoProfile, ErrorKind::Info,
      "MPIX_Sparse: invalid value for mpix_sparse_profile (MPIX_SPARSE_PROFILE): expected on or off (or 1, 0)"},
+    {ErrorId::InfoMismatch, ErrorKind::Info,
+     "MPIX_Sparse: ranks set this communicator's settings apart (info keys or MPIX_SPARSE_* variables); "
+     "all but _progress_thread, _profile, _node_multicast, the timeout's length and _SHARED_MEMORY_BYTES "
+     "must be equal"},
     {ErrorId::RemoteArgument, ErrorKind::Remote,
      "MPIX_Sparse: another rank passed invalid arguments to this collective call"},
     {ErrorId::ArgumentMismatch, ErrorKind::Remote,

@@ -56,6 +56,7 @@ enum class ErrorId : int {
     InfoProgressThread,
     InfoTimeout,
     InfoProfile,
+    InfoMismatch,
     RemoteArgument,
     ArgumentMismatch,
     RemoteFailure,

@@ -1,7 +1,9 @@
 #include "core/half_types.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/error.h"
 #include "core/half_float.h"
@@ -11,19 +13,27 @@ namespace {
 
 std::atomic<const HalfTypes *> g_half_types{nullptr};
 
+// MPI may combine in a different order on each rank (recursive doubling applies op(peer, own) on both
+// sides), so every op must be symmetric to the bit, or ranks end with different results: a NaN is
+// always the one canonical quiet NaN (never either operand's payload), and MAX/MIN of +0 and -0 are
+// +0 and -0 whichever side each is on. MPI leaves MAX/MIN of NaN unspecified; here NaN wins.
 struct SumOp {
     static float apply(float a, float b) { return a + b; }
 };
 struct ProdOp {
     static float apply(float a, float b) { return a * b; }
 };
-// MPI leaves MAX/MIN of NaN unspecified: here a NaN already in inout stays, one in in is dropped (so
-// with NaNs the result can depend on MPI's combination order).
 struct MaxOp {
-    static float apply(float a, float b) { return b > a ? b : a; }
+    static float apply(float a, float b) {
+        if (a == b) return std::signbit(a) ? b : a;
+        return b > a ? b : a;
+    }
 };
 struct MinOp {
-    static float apply(float a, float b) { return b < a ? b : a; }
+    static float apply(float a, float b) {
+        if (a == b) return std::signbit(a) ? a : b;
+        return b < a ? b : a;
+    }
 };
 
 // MPI_User_function: inout[i] = op(inout[i], in[i]), computed in float and rounded once.
@@ -31,8 +41,12 @@ template <class Format, class Op>
 void reduce_16(void *in, void *inout, int *len, MPI_Datatype *) {
     const auto *a = static_cast<const std::uint16_t *>(in);
     auto *b = static_cast<std::uint16_t *>(inout);
-    for (int i = 0; i < *len; ++i)
-        b[i] = Format::from_float(Op::apply(Format::to_float(b[i]), Format::to_float(a[i])));
+    constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    for (int i = 0; i < *len; ++i) {
+        const float x = Format::to_float(b[i]), y = Format::to_float(a[i]);
+        const float r = std::isnan(x) || std::isnan(y) ? kNaN : Op::apply(x, y);
+        b[i] = Format::from_float(std::isnan(r) ? kNaN : r);  // inf - inf, 0 * inf: the canonical NaN too
+    }
 }
 
 template <class Format>

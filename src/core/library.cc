@@ -143,7 +143,7 @@ CommState &Library::state_for(MPI_Comm comm) {
     if (CommState *s = find(comm)) return *s;
     // Collective set-up, outside every lock: another thread may be in a collective on another
     // communicator that this one's peers need this rank to progress.
-    return attach(comm, std::make_unique<CommState>(comm, environment_defaults()));
+    return attach(comm, std::make_unique<CommState>(comm, agree_on_config(comm, environment_defaults)));
 }
 
 CommState &Library::attach(MPI_Comm comm, std::unique_ptr<CommState> state) {

@@ -71,8 +71,9 @@ struct Plan {
     CostEstimate cost;
 };
 
-// Bins of the agreement's histogram: a function of the aggregator count only, so every rank sizes the
-// agreement identically even if ranks disagree on count (which the agreement then reports).
+// Bins of the agreement's histogram: a function of the aggregator count only (agreed when the
+// communicator is created), so every rank sizes the agreement identically even if ranks disagree on
+// the call's count (which the agreement then reports).
 std::size_t histogram_bins(int aggregators);
 std::uint64_t bin_width(std::uint64_t num_blocks, std::size_t bins);
 

@@ -56,6 +56,8 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
         view->dense = true;
         view->first = h.first;
         view->n = h.nblocks;
+        // Bounds the run's length by the payload before computing it (n blocks' bytes could wrap).
+        if (h.nblocks - 1 > payload_bytes / layout.block_bytes()) return "dense run longer than its payload";
         const std::size_t data_bytes = layout.run_bytes(h.first, h.nblocks);
         if (!(h.flags & kPresence)) return payload_bytes == data_bytes ? nullptr : "dense run has wrong length";
         const std::size_t at = word_aligned(data_bytes);
@@ -66,6 +68,7 @@ const char *check_payload(const WireHeader &h, const BlockLayout &layout, const 
     if (h.flags & kPresence) return "presence bitmap on a packed message";
     const std::size_t index_bytes = static_cast<std::size_t>(h.nblocks) * sizeof(std::uint32_t);
     if (payload_bytes < index_bytes) return "packed payload shorter than its index";
+    if (h.nblocks - 1 > payload_bytes / layout.block_bytes()) return "packed payload shorter than its blocks";
     // The index starts at a multiple of 4 after the block data, so the payload's length is one too.
     if (payload_bytes % sizeof(std::uint32_t) != 0) return "packed payload length not a multiple of 4";
     const auto *idx = reinterpret_cast<const std::uint32_t *>(payload + (payload_bytes - index_bytes));

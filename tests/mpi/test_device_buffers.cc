@@ -271,6 +271,38 @@ TEST(DeviceBuffers, ElementVariant) {
     MPIX_Sparse_vector_free(&v);
 }
 
+// A rank whose device blocks cannot be read after the agreement still joins the algorithm's
+// collective stage, and its peers fail too (RemoteFailure) instead of reducing what its staging
+// held; no rank's output is written, and the next call works.
+TEST(DeviceBuffers, AFailedDownloadFailsEveryRank) {
+    if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+    const std::int64_t count = 1 << 16;
+    std::vector<std::byte> input(4 * count, std::byte{0});
+    const float one = 1.0f;
+    std::memcpy(input.data() + 4 * 300, &one, 4);
+    const std::vector<std::byte> untouched(4 * count, std::byte{0x7f});
+    for (const char *algorithm : {"allgather", "aggregator"}) {
+        SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", algorithm},
+                                         {"mpix_sparse_dense_below", "0"},
+                                         {"mpix_sparse_test_fail", world_rank() == 0 ? "download" : "none"}});
+        ASSERT_EQ(comm.rc(), MPI_SUCCESS);
+        DeviceBuffer in(input.size(), input), out(untouched.size(), untouched);
+        const int rc = MPIX_Sparse_allreduce(in.get(), out.get(), count, MPI_FLOAT, MPI_SUM, comm.get());
+        int cls = 0;
+        MPI_Error_class(rc, &cls);
+        EXPECT_EQ(cls, world_rank() == 0 ? MPIX_ERR_SPARSE_INTERN : MPIX_ERR_SPARSE_REMOTE) << algorithm;
+        EXPECT_EQ(out.contents(), untouched) << algorithm << ": no result written";
+        EXPECT_TRUE(out.guard_intact());
+    }
+    SparseComm good(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "allgather"}, {"mpix_sparse_dense_below", "0"}});
+    DeviceBuffer in(input.size(), input), out(untouched.size(), untouched);
+    ASSERT_EQ(MPIX_Sparse_allreduce(in.get(), out.get(), count, MPI_FLOAT, MPI_SUM, good.get()), MPI_SUCCESS);
+    const std::vector<std::byte> result = out.contents();
+    float got = 0.0f;
+    std::memcpy(&got, result.data() + 4 * 300, 4);
+    EXPECT_EQ(got, static_cast<float>(world_size()));
+}
+
 TEST(DeviceBuffers, BadArgumentsGiveErrorsAndTheNextCallWorks) {
     SparseComm comm(MPI_COMM_WORLD, {});
     const std::int64_t count = 1000;

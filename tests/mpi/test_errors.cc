@@ -244,6 +244,31 @@ TEST_F(Errors, BadInfoValuesNameTheKey) {
     expect_library_works();
 }
 
+// Settings that decide a call's collectives, set apart on one rank, would make ranks post different
+// collectives: creation fails on every rank instead (before any collective the settings decide), and
+// the library keeps working. Rank 0 differs alone, so every other rank holds equal values.
+TEST_F(Errors, SettingsSetApartFailCreationOnEveryRank) {
+    if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+    const std::pair<const char *, const char *> apart[] = {
+        {"mpix_sparse_algorithm", "dense"}, {"mpix_sparse_dense_below", "1048576"},
+        {"mpix_sparse_aggregators", "1"},   {"mpix_sparse_aggregator_mode", "dedicated"},
+        {"mpix_sparse_hierarchical", "on"}, {"mpix_sparse_timeout", "60"}};
+    for (const auto &[key, value] : apart) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        if (world_rank() == 0) MPI_Info_set(info, key, value);
+        MPI_Comm newcomm = MPI_COMM_WORLD;
+        const int rc = MPIX_Sparse_comm_create(comm_, info, &newcomm);
+        MPI_Info_free(&info);
+        expect_error(rc, MPIX_ERR_SPARSE_INFO, "apart");
+        EXPECT_EQ(newcomm, MPI_COMM_NULL) << key;
+    }
+    // What changes a rank alone may differ.
+    SparseComm local(comm_, {{"mpix_sparse_profile", world_rank() == 0 ? "on" : "off"}});
+    EXPECT_EQ(local.rc(), MPI_SUCCESS);
+    expect_library_works();
+}
+
 TEST_F(Errors, ElementVariantArguments) {
     std::vector<std::int64_t> idx{0, 3};
     std::vector<float> val{1, 2};

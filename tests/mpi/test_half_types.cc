@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -160,6 +161,45 @@ TEST(HalfTypes, MaxAndMinAreExactOnTheDensePath) {
                     want = op == MPI_MAX ? std::max(want, x) : std::min(want, x);
                 }
                 ASSERT_EQ(c.to_float(out[i]), want) << c.name << " element " << i;
+            }
+        }
+    }
+}
+
+// MPI may apply the op in another order on each rank; every rank must still get the same bits: NaN
+// (from one rank, from inf - inf, or two NaNs with different payloads) is one canonical NaN, and the
+// signed zeros of MAX/MIN do not depend on which rank holds which.
+TEST(HalfTypes, EveryRankGetsTheSameBitsForNaNsAndSignedZeros) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 2) GTEST_SKIP() << "needs two ranks";
+    for (const HalfCase &c : half_cases()) {
+        const float inf = std::numeric_limits<float>::infinity();
+        const float nan_a = std::numeric_limits<float>::quiet_NaN();
+        const std::uint16_t nan_b = static_cast<std::uint16_t>(c.from_float(nan_a) | 0x1);  // another payload
+        // [0] NaN on rank 0 only; [1] +0 on rank 0, -0 elsewhere; [2] NaNs of two payloads; [3] inf on
+        // rank 0, -inf elsewhere (SUM: inf - inf).
+        std::vector<std::uint16_t> in(4);
+        in[0] = rank == 0 ? c.from_float(nan_a) : c.from_float(3.0f);
+        in[1] = c.from_float(rank == 0 ? 0.0f : -0.0f);
+        in[2] = rank == 0 ? c.from_float(nan_a) : nan_b;
+        in[3] = c.from_float(rank == 0 ? inf : -inf);
+        for (MPI_Op op : {MPI_SUM, MPI_MAX, MPI_MIN}) {
+            std::vector<std::uint16_t> out(4, 0x1234);
+            ASSERT_EQ(MPIX_Sparse_allreduce(in.data(), out.data(), 4, c.type, op, MPI_COMM_WORLD), MPI_SUCCESS);
+            std::vector<std::uint16_t> all(4 * static_cast<std::size_t>(size));
+            MPI_Allgather(out.data(), 4, MPI_UINT16_T, all.data(), 4, MPI_UINT16_T, MPI_COMM_WORLD);
+            for (int r = 1; r < size; ++r)
+                for (std::size_t i = 0; i < 4; ++i)
+                    EXPECT_EQ(all[static_cast<std::size_t>(r) * 4 + i], all[i])
+                        << c.name << " element " << i << " rank " << r;
+            EXPECT_EQ(out[0], c.from_float(nan_a)) << c.name;
+            EXPECT_EQ(out[2], c.from_float(nan_a)) << c.name;
+            if (op == MPI_MAX) {
+                EXPECT_EQ(out[1], c.from_float(0.0f)) << c.name;
+            } else if (op == MPI_MIN) {
+                EXPECT_EQ(out[1], c.from_float(-0.0f)) << c.name;
+            } else {
+                EXPECT_EQ(out[3], c.from_float(nan_a)) << c.name;
             }
         }
     }

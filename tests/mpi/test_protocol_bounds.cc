@@ -77,6 +77,41 @@ TEST(ProtocolBounds, MessagesFarAheadFailTheOperationInsteadOfPilingUp) {
     EXPECT_EQ(out[0], static_cast<float>(size));
 }
 
+// A malformed message fails the operation its header names: one that names an operation this rank
+// has ended is dropped (a peer may send for the next operation while this rank ends the last), one
+// that names the next operation fails that one, and nothing stays behind.
+TEST(ProtocolBounds, AMalformedMessageFailsOnlyTheOperationItNames) {
+    const int rank = world_rank(), size = world_size();
+    if (size < 2) GTEST_SKIP();
+    SparseComm comm(MPI_COMM_WORLD, {{"mpix_sparse_algorithm", "aggregator"}, {"mpix_sparse_dense_below", "0"}});
+    std::vector<float> out(200000);
+    ASSERT_EQ(call(comm.get(), out), MPI_SUCCESS);  // operation 0
+    CommState *state = Library::get().find(comm.get());
+    ASSERT_NE(state, nullptr);
+    auto send_malformed = [&](std::uint64_t seq) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            WireHeader h;
+            h.kind = MessageKind::Contribution;
+            h.context = state->context();
+            h.seq = seq;
+            h.count = 200000;
+            h.block_elems = 0;  // malformed
+            h.num_workers = static_cast<std::uint32_t>(size);
+            RawSends raw(*state, 0, {h});
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    };
+    send_malformed(0);                                                 // names the operation every rank has ended
+    ASSERT_EQ(call(comm.get(), out), MPI_SUCCESS) << "rank " << rank;  // operation 1
+    EXPECT_EQ(out[0], static_cast<float>(size));
+    send_malformed(2);  // names the next operation
+    const int rc = call(comm.get(), out);
+    EXPECT_EQ(class_of(rc), rank == 0 ? MPIX_ERR_SPARSE_PROTOCOL : MPIX_ERR_SPARSE_REMOTE) << "rank " << rank;
+    EXPECT_EQ(call(comm.get(), out), MPI_SUCCESS) << "rank " << rank;
+    EXPECT_EQ(out[0], static_cast<float>(size));
+}
+
 TEST(ProtocolBounds, AgreedBlockCountBeyondTheVectorIsRefused) {
     const int rank = world_rank(), size = world_size();
     if (size < 2) GTEST_SKIP();

@@ -98,5 +98,34 @@ TEST(Config, BadValuesAreErrorsNamingTheKey) {
         EXPECT_LT(std::string(describe(static_cast<ErrorId>(i)).message).size(), 256u) << "error id " << i;
 }
 
+// Ranks compare digests at creation: a setting that decides collectives or plans must change it, one
+// that changes a rank alone must not.
+TEST(Config, SharedSettingsDigestFollowsTheSettingsRanksMustShare) {
+    const std::uint64_t base = shared_settings_digest(parse({}));
+    for (const auto &[key, value] : std::map<std::string, std::string>{{"mpix_sparse_block_size", "128"},
+                                                                       {"mpix_sparse_aggregators", "1"},
+                                                                       {"mpix_sparse_aggregator_mode", "dedicated"},
+                                                                       {"mpix_sparse_algorithm", "dense"},
+                                                                       {"mpix_sparse_placement", "packed"},
+                                                                       {"mpix_sparse_hierarchical", "off"},
+                                                                       {"mpix_sparse_dense_below", "1048576"},
+                                                                       {"mpix_sparse_tune", "on"},
+                                                                       {"mpix_sparse_timeout", "30"},
+                                                                       {"MPIX_SPARSE_MESSAGE_BYTES", "1048576"},
+                                                                       {"MPIX_SPARSE_WINDOW", "8"},
+                                                                       {"MPIX_SPARSE_COST_LINK_NS", "0.5"},
+                                                                       {"MPIX_SPARSE_COST_SPARSE_MARGIN", "1.5"},
+                                                                       {"MPIX_SPARSE_COST_DENSE_TABLE", "1:0.5,64:1"}})
+        EXPECT_NE(shared_settings_digest(parse({{key, value}})), base) << key;
+    for (const auto &[key, value] : std::map<std::string, std::string>{{"mpix_sparse_progress_thread", "off"},
+                                                                       {"mpix_sparse_profile", "on"},
+                                                                       {"mpix_sparse_node_multicast", "off"},
+                                                                       {"MPIX_SPARSE_SHARED_MEMORY_BYTES", "0"}})
+        EXPECT_EQ(shared_settings_digest(parse({{key, value}})), base) << key;
+    // Only whether a timeout is set: its length stays a rank's own.
+    EXPECT_EQ(shared_settings_digest(parse({{"mpix_sparse_timeout", "30"}})),
+              shared_settings_digest(parse({{"mpix_sparse_timeout", "60"}})));
+}
+
 }  // namespace
 }  // namespace mpix::sparse::detail

@@ -148,6 +148,33 @@ TEST(WireFormat, PartialLastBlockLength) {
     EXPECT_NE(check_payload(h, layout, reinterpret_cast<const std::byte *>(payload.data()), 32, &view), nullptr);
 }
 
+// A run whose length in bytes wraps past 2^64 must not match a short payload: with 8-byte elements,
+// blocks of one, 2^61 + 1 blocks are 2^64 + 8 bytes, which wrap to 8 (found by review).
+TEST(WireFormat, DenseRunWhoseLengthWrapsIsRefused) {
+    const std::uint64_t count = std::uint64_t{1} << 62;
+    const BlockLayout layout{count, 1, 8};
+    WireHeader h = valid_header();
+    h.elem_type = 1;  // F64
+    h.block_elems = 1;
+    h.count = count;
+    h.shard_lo = 0;
+    h.shard_hi = count;
+    h.begin = 0;
+    h.end = count;
+    h.flags = kDenseRun;
+    h.first = 0;
+    h.nblocks = (std::uint64_t{1} << 61) + 1;
+    std::vector<std::uint64_t> payload(1);
+    MessageView view;
+    const auto *p = reinterpret_cast<const std::byte *>(payload.data());
+    EXPECT_NE(check_payload(h, layout, p, 8, &view), nullptr);
+    h.flags = 0;  // the same count packed: its index alone is longer than the payload
+    EXPECT_NE(check_payload(h, layout, p, 8, &view), nullptr);
+    h.flags = kDenseRun;
+    h.nblocks = 1;  // one block of 8 bytes is right
+    EXPECT_EQ(check_payload(h, layout, p, 8, &view), nullptr);
+}
+
 // check_payload stands alone: it does not trust check_header to have run, nor the caller to have
 // matched the header to its vector (found by the fuzzer, docs/reliability.md).
 TEST(WireFormat, PayloadCheckStandsAlone) {
