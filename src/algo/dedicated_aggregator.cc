@@ -149,7 +149,15 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
         if (const char *bad = check_header(h, sizeof(WireHeader))) {
             if (debug_enabled())
                 std::cerr << "mpix_sparse: dedicated aggregator dropped a malformed message: " << bad << '\n';
-            if (serving_) op_->fail({ErrorId::ProtocolViolation, std::string("malformed message: ") + bad});
+            // It fails the operation it names: the one served, or a later one when it starts here
+            // (its other workers' contributions start it). One that ended here is left alone.
+            OpError error{ErrorId::ProtocolViolation, std::string("malformed message: ") + bad};
+            if (serving_ && h.seq == spec_.seq) {
+                op_->fail(std::move(error));
+            } else if (h.seq >= next_seq_ && !named_error_) {
+                named_error_ = std::move(error);
+                named_error_seq_ = h.seq;
+            }
             links_->release(message);
             return;
         }
@@ -234,6 +242,10 @@ bool DedicatedAggregator::start_next() {
         op_.emplace(spec_, *links_, resources_, counters_, nullptr, nullptr, group_.rank);
     setting_up_ = false;
     serving_ = true;
+    if (named_error_ && named_error_seq_ <= seq) {  // (<: an operation that never streamed here)
+        if (named_error_seq_ == seq) op_->fail(std::move(named_error_));
+        named_error_ = OpError{};
+    }
     for (auto it = queued_.begin(); it != queued_.end();) {
         if (it->header.seq == seq) {
             op_->on_message(std::move(*it));
