@@ -154,9 +154,8 @@ void DedicatedAggregator::on_message(InboundMessage &&message) {
             OpError error{ErrorId::ProtocolViolation, std::string("malformed message: ") + bad};
             if (serving_ && h.seq == spec_.seq) {
                 op_->fail(std::move(error));
-            } else if (h.seq >= next_seq_ && !named_error_) {
-                named_error_ = std::move(error);
-                named_error_seq_ = h.seq;
+            } else if (h.seq >= next_seq_) {
+                named_failure_.hold(h.seq, std::move(error));
             }
             links_->release(message);
             return;
@@ -242,10 +241,7 @@ bool DedicatedAggregator::start_next() {
         op_.emplace(spec_, *links_, resources_, counters_, nullptr, nullptr, group_.rank);
     setting_up_ = false;
     serving_ = true;
-    if (named_error_ && named_error_seq_ <= seq) {  // (<: an operation that never streamed here)
-        if (named_error_seq_ == seq) op_->fail(std::move(named_error_));
-        named_error_ = OpError{};
-    }
+    if (OpError named = named_failure_.take_for(seq)) op_->fail(std::move(named));
     for (auto it = queued_.begin(); it != queued_.end();) {
         if (it->header.seq == seq) {
             op_->on_message(std::move(*it));

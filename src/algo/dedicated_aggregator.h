@@ -65,8 +65,7 @@ class DedicatedAggregator final : public MessageSink, public Progressable {
     // every few messages; this grows to its most and stays.
     std::vector<InboundMessage> queued_;
     std::uint64_t next_seq_ = 0;
-    OpError named_error_;  // a malformed message named operation named_error_seq_, not started yet
-    std::uint64_t named_error_seq_ = 0;
+    HeldFailure named_failure_;       // a malformed message named an operation not started yet
     bool setting_up_ = false;         // start_next is between spec_.seq and a running op_
     std::vector<bool> said_goodbye_;  // per worker: goodbyes count once
     int goodbyes_ = 0;

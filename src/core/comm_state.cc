@@ -297,11 +297,7 @@ void CommState::fail_named(std::uint64_t seq, OpError error) {
     }
     const std::uint64_t oldest = queue_.empty() ? next_seq_ : queue_.front()->seq();
     if (seq < oldest) return;  // an operation that ended here: its peers learned how it ended
-    if (seq < next_seq_ + kMaxAhead && !named_error_) {
-        named_error_ = std::move(error);  // for when that operation becomes active here
-        named_error_seq_ = seq;
-        return;
-    }
+    if (seq < next_seq_ + kMaxAhead && named_failure_.hold(seq, error)) return;  // until it becomes active
     fail_running(std::move(error));  // names no operation this rank can reach: the header lies
 }
 
@@ -341,10 +337,7 @@ void CommState::activate_front() {
         op.fail(std::move(pending_error_));
         pending_error_ = OpError{};
     }
-    if (named_error_ && named_error_seq_ <= op.seq()) {  // (<: an operation withdrawn before it ran)
-        if (named_error_seq_ == op.seq()) op.fail(std::move(named_error_));
-        named_error_ = OpError{};
-    }
+    if (OpError named = named_failure_.take_for(op.seq())) op.fail(std::move(named));
 }
 
 bool CommState::progress() {

@@ -219,9 +219,8 @@ class CommState final : public MessageSink, public Progressable {
     bool front_active_ = false;
     std::vector<InboundMessage> early_;  // messages of operations not yet active here (capacity kept)
     std::vector<StateObserver *> observers_;
-    OpError pending_error_;  // a malformed message arrived while nothing was active
-    OpError named_error_;    // a malformed message named operation named_error_seq_, not active yet
-    std::uint64_t named_error_seq_ = 0;
+    OpError pending_error_;      // a malformed message arrived while nothing was active
+    HeldFailure named_failure_;  // a malformed message named an operation not active yet
     std::vector<std::unique_ptr<Reusable>> spare_, lingering_;
     std::unique_ptr<Operation> spare_operation_;  // holds a scratch of spare_'s while kept
 

@@ -305,8 +305,7 @@ Config agree_on_config(MPI_Comm comm, const std::function<Config()> &read) {
     // The digest's 63 low bits as h and -h: one MAX tells whether all ranks hold the same value.
     const auto h = static_cast<long long>(shared_settings_digest(config) >> 1);
     long long v[3] = {local ? 1 : 0, h, -h};
-    const int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, comm);
-    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, "MPI_Allreduce");
+    check_mpi(PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, comm), "MPI_Allreduce");
     if (local) throw *local;
     if (v[0] != 0) fail(ErrorId::RemoteArgument, "another rank's configuration is invalid");
     if (v[1] != -v[2]) fail(ErrorId::InfoMismatch);

@@ -12,10 +12,6 @@ namespace mpix::sparse::detail {
 
 namespace {
 
-void check(int rc, const char *call) {
-    if (rc != MPI_SUCCESS) throw Error(ErrorId::MpiFailure, rc, call);
-}
-
 // The CPUs this process may run on, as bytes that MPI_BOR can combine. A failed read leaves the mask
 // empty: it adds no core.
 std::array<unsigned char, sizeof(cpu_set_t)> my_cpu_mask() {
@@ -34,7 +30,7 @@ NodeLayout learn_node_layout(MPI_Comm comm) {
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm node_comm = MPI_COMM_NULL;
-    check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm), "MPI_Comm_split_type");
+    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm), "MPI_Comm_split_type");
     struct FreeOnExit {
         MPI_Comm &c;
         ~FreeOnExit() { MPI_Comm_free(&c); }
@@ -42,21 +38,21 @@ NodeLayout learn_node_layout(MPI_Comm comm) {
 
     // Per rank: the node's lowest rank in comm (it names the node) and whether the node shares cores.
     std::array<int, 2> mine{rank, 0};
-    check(PMPI_Allreduce(MPI_IN_PLACE, &mine[0], 1, MPI_INT, MPI_MIN, node_comm), "MPI_Allreduce");
+    check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &mine[0], 1, MPI_INT, MPI_MIN, node_comm), "MPI_Allreduce");
     int node_ranks = 1;
     MPI_Comm_size(node_comm, &node_ranks);
     const std::array<unsigned char, sizeof(cpu_set_t)> bits = my_cpu_mask();
     std::array<unsigned char, sizeof(cpu_set_t)> node_cpus{};
-    check(PMPI_Allreduce(bits.data(), node_cpus.data(), static_cast<int>(node_cpus.size()), MPI_UNSIGNED_CHAR, MPI_BOR,
-                         node_comm),
-          "MPI_Allreduce");
+    check_mpi(PMPI_Allreduce(bits.data(), node_cpus.data(), static_cast<int>(node_cpus.size()), MPI_UNSIGNED_CHAR,
+                             MPI_BOR, node_comm),
+              "MPI_Allreduce");
     int cores = 0;
     for (unsigned char b : node_cpus)
         cores += __builtin_popcount(b);
     mine[1] = cores > 0 && node_ranks > cores ? 1 : 0;
 
     std::vector<int> all(2 * static_cast<std::size_t>(size));
-    check(MPI_Allgather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, comm), "MPI_Allgather");
+    check_mpi(MPI_Allgather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, comm), "MPI_Allgather");
     NodeLayout layout;
     std::map<int, int> index;  // leader -> node number, in leader order
     for (int r = 0; r < size; ++r) {

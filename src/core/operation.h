@@ -22,6 +22,31 @@ struct OpError {
     Error to_error() const { return Error(id, detail); }
 };
 
+// A failure that names an operation not started here yet (a malformed message about it): held until
+// that operation starts, then given to it. One whose operation never starts here (a later one starts
+// first) is dropped. Holds one at a time.
+class HeldFailure {
+  public:
+    // False when one is held already (the caller then handles `error` itself).
+    bool hold(std::uint64_t seq, OpError error) {
+        if (error_) return false;
+        error_ = std::move(error);
+        seq_ = seq;
+        return true;
+    }
+    // The failure for operation `seq` as it starts (none: an empty OpError).
+    OpError take_for(std::uint64_t seq) {
+        if (!error_ || seq_ > seq) return {};
+        OpError taken = seq_ == seq ? std::move(error_) : OpError{};
+        error_ = OpError{};
+        return taken;
+    }
+
+  private:
+    OpError error_;
+    std::uint64_t seq_ = 0;
+};
+
 class Operation {
   public:
     virtual ~Operation() = default;
