@@ -11,6 +11,7 @@
 
 #include "core/block_layout.h"
 #include "core/error.h"
+#include "core/fnv1a.h"
 
 namespace mpix::sparse::detail {
 namespace {
@@ -251,28 +252,8 @@ Config config_from_info(MPI_Info info) {
     });
 }
 
-namespace {
-
-// FNV-1a over the values' bytes: an agreement check, not a security one.
-class Digest {
-  public:
-    template <typename T>
-    void add(const T &value) {
-        unsigned char bytes[sizeof(T)];
-        std::memcpy(bytes, &value, sizeof(T));
-        for (unsigned char b : bytes)
-            h_ = (h_ ^ b) * 1099511628211ull;
-    }
-    std::uint64_t value() const { return h_; }
-
-  private:
-    std::uint64_t h_ = 14695981039346656037ull;
-};
-
-}  // namespace
-
 std::uint64_t shared_settings_digest(const Config &c) {
-    Digest d;
+    Fnv1a d;
     d.add(c.block_elems);
     d.add(c.aggregators);
     d.add(c.mode);

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "core/fnv1a.h"
+
 namespace mpix::sparse::detail {
 namespace {
 
@@ -43,10 +45,9 @@ std::uint64_t shared_memory_domain() {
         const std::uint64_t net_ns = namespace_inode("/proc/self/ns/net");
         if (!std::getline(boot, key) || pid_ns == 0 || net_ns == 0) return std::uint64_t{0};
         key += "/" + std::to_string(pid_ns) + "/" + std::to_string(net_ns);
-        std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-        for (char c : key)
-            h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-        return h == 0 ? std::uint64_t{1} : h;
+        Fnv1a h;
+        h.add(key);
+        return h.value() == 0 ? std::uint64_t{1} : h.value();
     }();
     return domain;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/element_type.h"
+#include "core/fnv1a.h"
 #include "mpix_sparse/mpix_sparse.h"
 
 namespace mpix::sparse::detail::testing {
@@ -33,13 +34,11 @@ inline bool everywhere(bool ok, MPI_Comm comm = MPI_COMM_WORLD) {
     return v != 0;
 }
 
-// FNV-1a of a buffer: compares results across ranks cheaply.
+// A hash of a buffer: compares results across ranks cheaply.
 inline std::uint64_t digest(const void *p, std::size_t n) {
-    const auto *b = static_cast<const unsigned char *>(p);
-    std::uint64_t h = 1469598103934665603ull;
-    for (std::size_t i = 0; i < n; ++i)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
+    mpix::sparse::detail::Fnv1a h;
+    h.add_bytes(p, n);
+    return h.value();
 }
 
 // True iff the buffer is bitwise identical on every rank of comm.

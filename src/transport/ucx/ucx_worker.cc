@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "core/debug.h"
+#include "core/fnv1a.h"
 #include "transport/shared_allocations.h"
 #include "transport/ucx/ucx_status.h"
 
@@ -83,10 +84,9 @@ PeerIdentity local_identity() {
         std::string boot_id;
         struct stat ns {};
         if (!std::getline(boot, boot_id) || stat("/proc/self/ns/pid", &ns) != 0) return id;
-        std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the boot id and the pid namespace
-        for (char c : boot_id + "/" + std::to_string(ns.st_ino))
-            h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-        id.machine = h == 0 ? 1 : h;
+        Fnv1a h;  // of the boot id and the pid namespace
+        h.add(boot_id + "/" + std::to_string(ns.st_ino));
+        id.machine = h.value() == 0 ? 1 : h.value();
         return id;
     }();
     return self;
