@@ -1,6 +1,6 @@
 // The one hash ranks compare (machine identity, shared-memory domain, the settings digest): FNV-1a
-// as published, so that a wrong constant (the offset basis lost a digit in two copies before
-// 2026-12-08) cannot pass unnoticed.
+// as published, so that a wrong constant (the offset basis lost a digit in four copies before
+// 2026-12-08: two in the library, two in tests) cannot pass unnoticed.
 #include <gtest/gtest.h>
 
 #include <cstdint>
