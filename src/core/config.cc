@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <vector>
